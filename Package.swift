@@ -1,0 +1,52 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Darkroom",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "darkroom", targets: ["darkroom"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    ],
+    targets: [
+        // The C libraries, found by pkg-config (installed by `make deps`).
+        .systemLibrary(name: "CLibJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+        .systemLibrary(name: "CLibPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CEXIF", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
+        // Thin C layers: libjpeg and libpng report errors by longjmp, which must never cross a Swift frame.
+        .target(name: "CJPEG", dependencies: ["CLibJPEG"]),
+        .target(name: "CPNG", dependencies: ["CLibPNG"]),
+
+        .target(name: "Imaging", dependencies: ["CJPEG", "CPNG"]),
+        .target(name: "PhotoMetadata", dependencies: [
+            "CEXIF",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        .target(name: "Moments"),
+        .target(name: "Catalog", dependencies: [
+            "Moments",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
+        .target(name: "Pipeline", dependencies: [
+            "Imaging", "PhotoMetadata", "Moments", "Catalog",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "darkroom", dependencies: [
+            "Pipeline",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .executableTarget(name: "darkroom-bench", dependencies: ["Pipeline"], path: "Benchmarks/darkroom-bench"),
+
+        .testTarget(name: "ImagingTests", dependencies: ["Imaging"]),
+        .testTarget(name: "PhotoMetadataTests", dependencies: ["PhotoMetadata"]),
+        .testTarget(name: "MomentsTests", dependencies: ["Moments"]),
+        .testTarget(name: "CatalogTests", dependencies: ["Catalog"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Pipeline"]),
+    ]
+)

@@ -1,0 +1,1 @@
+// Catalog module: placeholder until its owner fills it in.

@@ -1,0 +1,1 @@
+// Imaging module: placeholder until its owner fills it in.

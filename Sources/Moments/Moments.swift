@@ -1,0 +1,1 @@
+// Moments module: placeholder until its owner fills it in.

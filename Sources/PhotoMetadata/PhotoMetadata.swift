@@ -1,0 +1,1 @@
+// PhotoMetadata module: placeholder until its owner fills it in.

@@ -1,0 +1,1 @@
+// Pipeline module: placeholder until its owner fills it in.
