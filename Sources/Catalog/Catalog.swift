@@ -1,1 +1,61 @@
-// Catalog module: placeholder until its owner fills it in.
+import Foundation
+import GRDB
+
+/// The catalog of pictures, variants, jobs, places, moments and outbox events (CA1).
+///
+/// One SQLite file in WAL mode, created and migrated when opened, shared safely by the threads
+/// of one worker and by several worker processes on the same machine.
+public final class Catalog: Sendable {
+    /// Where the catalog lives.
+    public let path: String
+    let pool: DatabasePool
+
+    /// Opens (creating and migrating when needed) the catalog at `path`.
+    public init(path: String, busyTimeout: TimeInterval = 30) throws(CatalogError) {
+        self.path = path
+        var configuration = Configuration()
+        // Several processes write the same file: wait for the lock rather than fail at once.
+        configuration.busyMode = .timeout(busyTimeout)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        do {
+            let directory = (path as NSString).deletingLastPathComponent
+            if !directory.isEmpty {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            }
+            pool = try DatabasePool(path: path, configuration: configuration)
+            try CatalogSchema.migrator.migrate(pool)
+        } catch {
+            throw CatalogError(error, path: path)
+        }
+    }
+
+    /// Runs `body` in one immediate write transaction: everything in it commits together or not at all.
+    public func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(CatalogError) -> T {
+        do {
+            return try pool.writeWithoutTransaction { db in
+                var result: T?
+                try db.inTransaction(.immediate) {
+                    result = try body(db)
+                    return .commit
+                }
+                guard let result else { throw CatalogError.other("transaction produced no result") }
+                return result
+            }
+        } catch let error as CatalogError {
+            throw error
+        } catch {
+            throw CatalogError(error, path: path)
+        }
+    }
+
+    /// Runs `body` on a consistent snapshot of the catalog.
+    public func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(CatalogError) -> T {
+        do {
+            return try pool.read(body)
+        } catch {
+            throw CatalogError(error, path: path)
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import GRDB
+
+/// What committing a processed photo did.
+public enum CommitOutcome: Sendable, Equatable {
+    /// A new picture, with its id and the moment it joined (if any).
+    case added(pictureId: Int64, momentId: Int64?)
+    /// The same bytes were already a picture: recorded as a duplicate of it.
+    case duplicate(of: Int64)
+}
+
+extension Catalog {
+    /// Commits a processed photo in one transaction (CA2): the picture, its variants, its moment,
+    /// the job that brought it and the outbox events, or, when the bytes are already catalogued,
+    /// only the job, as a duplicate. Call it after the files are durable in the library.
+    public func commitPicture(_ picture: PictureRecord, variants: [VariantRecord], job: JobRecord) throws(CatalogError) -> CommitOutcome {
+        try write { db in
+            var job = job
+            if let existing = try PictureRecord.withSHA256(picture.sha256, in: db), let existingId = existing.id {
+                job.outcome = .duplicate
+                job.pictureId = existingId
+                try job.insert(db)
+                return .duplicate(of: existingId)
+            }
+            var picture = picture
+            try picture.insert(db)
+            guard let pictureId = picture.id else { throw CatalogError.other("inserted picture has no id") }
+            for var variant in variants {
+                variant.pictureId = pictureId
+                try variant.insert(db)
+            }
+            job.outcome = .added
+            job.pictureId = pictureId
+            try job.insert(db)
+            let momentId = try assignToMoment(&picture, in: db)
+            var added = OutboxEvent(
+                event: .pictureAdded, momentId: momentId, pictureId: pictureId,
+                payload: Self.json(["picture_id": .int(pictureId), "moment_id": momentId.map { .int($0) } ?? .null, "sha256": .string(picture.sha256)]),
+                createdAt: job.finishedAt)
+            try added.insert(db)
+            return .added(pictureId: pictureId, momentId: momentId)
+        }
+    }
+
+    /// Records a photo whose bytes are already a picture: a duplicate of it (WK2). Its sidecar
+    /// is kept in the job row.
+    public func recordDuplicate(_ job: JobRecord, of pictureId: Int64) throws(CatalogError) {
+        try write { db in
+            var job = job
+            job.outcome = .duplicate
+            job.pictureId = pictureId
+            try job.insert(db)
+        }
+    }
+
+    /// Records a photo that could not be processed (it is in `failed/` with its reason).
+    public func recordFailure(_ job: JobRecord) throws(CatalogError) {
+        try write { db in
+            var job = job
+            job.outcome = .failed
+            try job.insert(db)
+        }
+    }
+
+    /// The job that committed this claim, if any.
+    public func finishedJob(claimPath: String) throws(CatalogError) -> JobRecord? {
+        try read { db in try JobRecord.finished(claimPath: claimPath, in: db) }
+    }
+
+    /// A picture by id.
+    public func picture(id: Int64) throws(CatalogError) -> PictureRecord? {
+        try read { db in try PictureRecord.fetchOne(db, key: id) }
+    }
+
+    /// A picture by content hash.
+    public func picture(sha256: String) throws(CatalogError) -> PictureRecord? {
+        try read { db in try PictureRecord.withSHA256(sha256, in: db) }
+    }
+
+    /// The variants of one picture.
+    public func variants(ofPicture id: Int64) throws(CatalogError) -> [VariantRecord] {
+        try read { db in try VariantRecord.of(picture: id, in: db) }
+    }
+
+    /// The moment a new picture joins. Moments are assigned in this same transaction; until the
+    /// moments engine is wired in, pictures stay unassigned (MO6's state).
+    func assignToMoment(_ picture: inout PictureRecord, in db: Database) throws -> Int64? {
+        picture.momentId
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import GRDB
+
+/// A catalog failure, classified so that the worker knows whether to retry.
+public enum CatalogError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// Another writer held the database for longer than the busy timeout: retry later.
+    case busy(path: String)
+    /// The disk is full: retry once space is freed.
+    case diskFull(path: String)
+    /// The file is not a catalog, or is damaged.
+    case corrupt(path: String, message: String)
+    /// Any other failure, with the database's message.
+    case other(String)
+
+    init(_ error: any Error, path: String) {
+        if let error = error as? CatalogError {
+            self = error
+            return
+        }
+        guard let error = error as? DatabaseError else {
+            self = .other("\(error)")
+            return
+        }
+        switch error.resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED: self = .busy(path: path)
+        case .SQLITE_FULL: self = .diskFull(path: path)
+        case .SQLITE_CORRUPT, .SQLITE_NOTADB: self = .corrupt(path: path, message: error.message ?? "\(error)")
+        default: self = .other(error.message ?? "\(error)")
+        }
+    }
+
+    /// True when the same operation may succeed if tried again later.
+    public var isTransient: Bool {
+        switch self {
+        case .busy, .diskFull: true
+        case .corrupt, .other: false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .busy(let path): "catalog \(path) is busy (another writer holds it); will retry"
+        case .diskFull(let path): "disk full while writing catalog \(path); free space, then run `darkroom retry`"
+        case .corrupt(let path, let message): "catalog \(path) is damaged or not a Darkroom catalog (\(message)); restore it from a backup or point catalog.path elsewhere"
+        case .other(let message): "catalog error: \(message)"
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import GRDB
+
+/// The catalog's migrations, registered by name in one place.
+///
+/// A migration is never edited once released: a change to the schema is a new migration
+/// appended at the end, so that every existing catalog moves forward the same way.
+enum CatalogSchema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1-pictures-variants-jobs-outbox") { db in
+            try createPlacesAndMoments(db)
+            try createPictures(db)
+            try createVariants(db)
+            try createJobs(db)
+            try createOutbox(db)
+        }
+        return migrator
+    }
+
+    private static func createPlacesAndMoments(_ db: Database) throws {
+        try db.create(table: "places") { t in
+            t.autoIncrementedPrimaryKey("id")
+            t.column("name", .text)
+            t.column("latitude", .double).notNull()
+            t.column("longitude", .double).notNull()
+            t.column("radius_metres", .double).notNull()
+            t.column("created_at", .double).notNull()
+        }
+        try db.create(table: "moments") { t in
+            t.autoIncrementedPrimaryKey("id")
+            t.column("kind", .text).notNull()                 // declared | automatic
+            t.column("place_id", .integer).notNull().references("places")
+            t.column("start_at", .double).notNull()           // seconds since 1970, UTC
+            t.column("end_at", .double).notNull()
+            t.column("creator", .text)
+            t.column("visibility", .text).notNull()
+            t.column("title", .text)
+            t.column("cover_picture_id", .integer)
+            t.column("cover_source", .text).notNull().defaults(to: "none")
+            t.column("cover_reason", .text)
+            t.column("created_at", .double).notNull()
+            t.column("updated_at", .double).notNull()
+        }
+        try db.create(index: "moments_on_place", on: "moments", columns: ["place_id"])
+        try db.create(table: "moment_invitees") { t in
+            t.column("moment_id", .integer).notNull().references("moments", onDelete: .cascade)
+            t.column("user_id", .text).notNull()
+            t.primaryKey(["moment_id", "user_id"])
+        }
+    }
+
+    private static func createPictures(_ db: Database) throws {
+        try db.create(table: "pictures") { t in
+            t.autoIncrementedPrimaryKey("id")
+            t.column("sha256", .text).notNull().unique()
+            t.column("status", .text).notNull()               // ready
+            t.column("source_name", .text).notNull()          // the name it arrived under
+            t.column("original_path", .text).notNull()        // relative to the library root
+            t.column("mime_type", .text).notNull()
+            t.column("byte_size", .integer).notNull()
+            t.column("width", .integer).notNull()             // as stored, before orientation
+            t.column("height", .integer).notNull()
+            t.column("display_width", .integer).notNull()     // after orientation (MD3)
+            t.column("display_height", .integer).notNull()
+            t.column("orientation", .integer).notNull()
+            t.column("make", .text)
+            t.column("model", .text)
+            t.column("captured_at", .double)                  // instant, seconds since 1970 UTC
+            t.column("captured_local", .text)                 // local wall time as shot
+            t.column("captured_offset", .integer)             // seconds east of UTC
+            t.column("time_source", .text)
+            t.column("time_trusted", .boolean).notNull().defaults(to: false)
+            t.column("latitude", .double)
+            t.column("longitude", .double)
+            t.column("altitude", .double)
+            t.column("position_error", .double)
+            t.column("location_source", .text).notNull()
+            t.column("author_id", .text)
+            t.column("title", .text)
+            t.column("visibility", .text)
+            t.column("requested_moment_id", .integer)
+            t.column("focal_x", .double)
+            t.column("focal_y", .double)
+            t.column("feed_crop_x", .integer)
+            t.column("feed_crop_y", .integer)
+            t.column("feed_crop_width", .integer)
+            t.column("feed_crop_height", .integer)
+            t.column("feed_crop_source", .text)
+            t.column("sharpness", .double)
+            t.column("mean_luma", .double)
+            t.column("clipped_fraction", .double)
+            t.column("metadata_json", .text).notNull()        // the full metadata read, with warnings
+            t.column("moment_id", .integer).references("moments", onDelete: .setNull)
+            t.column("created_at", .double).notNull()
+        }
+        try db.create(index: "pictures_on_moment", on: "pictures", columns: ["moment_id", "captured_at"])
+        try db.create(index: "pictures_on_author_time", on: "pictures", columns: ["author_id", "captured_at"])
+        try db.create(table: "moment_candidates") { t in
+            t.column("moment_id", .integer).notNull().references("moments", onDelete: .cascade)
+            t.column("picture_id", .integer).notNull().references("pictures", onDelete: .cascade)
+            t.primaryKey(["moment_id", "picture_id"])
+        }
+    }
+
+    private static func createVariants(_ db: Database) throws {
+        try db.create(table: "variants") { t in
+            t.column("picture_id", .integer).notNull().references("pictures", onDelete: .cascade)
+            t.column("name", .text).notNull()
+            t.column("path", .text).notNull()                 // relative to the library root
+            t.column("width", .integer).notNull()
+            t.column("height", .integer).notNull()
+            t.column("bytes", .integer).notNull()
+            t.column("format", .text).notNull()
+            t.primaryKey(["picture_id", "name"])
+        }
+    }
+
+    private static func createJobs(_ db: Database) throws {
+        // One row per photo that arrived, whatever became of it: the audit trail of the spool.
+        try db.create(table: "jobs") { t in
+            t.autoIncrementedPrimaryKey("id")
+            t.column("source_name", .text).notNull()
+            t.column("claim_path", .text).notNull()           // where it sat in processing/
+            t.column("sha256", .text)
+            t.column("outcome", .text).notNull()              // added | duplicate | failed
+            t.column("picture_id", .integer).references("pictures", onDelete: .setNull)
+            t.column("attempts", .integer).notNull()
+            t.column("error", .text)
+            t.column("sidecar_json", .text)
+            t.column("worker", .text).notNull()
+            t.column("started_at", .double).notNull()
+            t.column("finished_at", .double).notNull()
+            t.column("duration_ms", .double).notNull()
+        }
+        try db.create(index: "jobs_on_claim", on: "jobs", columns: ["claim_path"])
+        try db.create(index: "jobs_on_finished", on: "jobs", columns: ["finished_at"])
+    }
+
+    private static func createOutbox(_ db: Database) throws {
+        try db.create(table: "outbox") { t in
+            t.autoIncrementedPrimaryKey("id")
+            t.column("event", .text).notNull()
+            t.column("moment_id", .integer)
+            t.column("picture_id", .integer)
+            t.column("payload", .text).notNull()
+            t.column("created_at", .double).notNull()
+            t.column("delivered_at", .double)
+        }
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+import Imaging
+import Moments
+
+extension Configuration {
+    /// Where the configuration comes from when none is named: `$DARKROOM_CONFIG`, then
+    /// `./pipeline.json`; nil means the built-in defaults.
+    public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let path = environment["DARKROOM_CONFIG"], !path.isEmpty { return path }
+        return FileManager.default.fileExists(atPath: "pipeline.json") ? "pipeline.json" : nil
+    }
+
+    /// Loads and validates a configuration file; every problem names its key.
+    public static func load(path: String) throws(ConfigurationError) -> Configuration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(file: path, key: "", problem: "cannot read the file; check the path (or set DARKROOM_CONFIG)")
+        }
+        return try parse(data, file: path)
+    }
+
+    /// Parses and validates configuration JSON.
+    public static func parse(_ data: Data, file: String) throws(ConfigurationError) -> Configuration {
+        let root: [String: Any]
+        do {
+            guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw ConfigurationError(file: file, key: "", problem: "the top level must be a JSON object")
+            }
+            root = object
+        } catch let error as ConfigurationError {
+            throw error
+        } catch {
+            throw ConfigurationError(file: file, key: "", problem: "not valid JSON (\((error as NSError).userInfo["NSDebugDescription"] ?? error))")
+        }
+        var reader = ConfigurationReader(file: file)
+        return try reader.read(root)
+    }
+}
+
+/// Reads the JSON object key by key, so that every error names the key it is about, and an
+/// unknown key (a typo) is an error rather than a silently ignored setting.
+struct ConfigurationReader {
+    let file: String
+
+    mutating func read(_ root: [String: Any]) throws(ConfigurationError) -> Configuration {
+        var c = Configuration.defaults
+        try known(root, "", ["variants", "feed_variant", "imaging", "metadata", "spool", "library", "catalog", "worker", "moments"])
+        if let list = root["variants"] {
+            guard let items = list as? [Any], !items.isEmpty else { throw fail("variants", "must be a non-empty list of variant recipes") }
+            c.variants = try items.enumerated().map { (i, item) throws(ConfigurationError) in try variant(item, key: "variants[\(i)]") }
+            let names = c.variants.map(\.name)
+            if Set(names).count != names.count { throw fail("variants", "variant names must be unique (got \(names.joined(separator: ", ")))") }
+        }
+        c.feedVariant = try string(root, "feed_variant", "feed_variant") ?? c.feedVariant
+        if !c.variants.contains(where: { $0.name == c.feedVariant }) {
+            throw fail("feed_variant", "names no variant (\(c.feedVariant)); use one of: \(c.variants.map(\.name).joined(separator: ", "))")
+        }
+        if let imaging = try object(root, "imaging") {
+            try known(imaging, "imaging", ["pixel_limit", "background", "crop"])
+            c.pixelLimit = try int(imaging, "pixel_limit", "imaging.pixel_limit", min: 1) ?? c.pixelLimit
+            if let hex = try string(imaging, "background", "imaging.background") {
+                do { c.background = try RGB(hex: hex) } catch { throw fail("imaging.background", "must be a colour like \"#ffffff\" (got \"\(hex)\")") }
+            }
+            if let crop = try string(imaging, "crop", "imaging.crop") {
+                guard let strategy = CropStrategy(rawValue: crop) else { throw fail("imaging.crop", "must be \"attention\" or \"centre\" (got \"\(crop)\")") }
+                c.crop = strategy
+            }
+        }
+        if let metadata = try object(root, "metadata") {
+            try known(metadata, "metadata", ["default_time_zone"])
+            if let zone = try string(metadata, "default_time_zone", "metadata.default_time_zone") {
+                guard let timeZone = TimeZone(identifier: zone) else {
+                    throw fail("metadata.default_time_zone", "unknown time zone \"\(zone)\"; use an IANA name such as \"Europe/Paris\" or \"UTC\"")
+                }
+                c.defaultTimeZone = timeZone
+            }
+        }
+        if let spool = try object(root, "spool") {
+            try known(spool, "spool", ["root", "settle_seconds", "lease_seconds", "scan_interval_seconds"])
+            c.spoolRoot = try string(spool, "root", "spool.root") ?? c.spoolRoot
+            c.settleSeconds = try double(spool, "settle_seconds", "spool.settle_seconds", min: 0) ?? c.settleSeconds
+            c.leaseSeconds = try double(spool, "lease_seconds", "spool.lease_seconds", min: 1) ?? c.leaseSeconds
+            c.scanIntervalSeconds = try double(spool, "scan_interval_seconds", "spool.scan_interval_seconds", min: 0.05) ?? c.scanIntervalSeconds
+        }
+        if let library = try object(root, "library") {
+            try known(library, "library", ["root", "backup_dir"])
+            c.libraryRoot = try string(library, "root", "library.root") ?? c.libraryRoot
+            c.backupDir = try string(library, "backup_dir", "library.backup_dir")
+        }
+        if let catalog = try object(root, "catalog") {
+            try known(catalog, "catalog", ["path"])
+            c.catalogPath = try string(catalog, "path", "catalog.path") ?? c.catalogPath
+        }
+        if let worker = try object(root, "worker") {
+            try known(worker, "worker", ["concurrency", "pixel_budget", "photo_timeout_seconds", "max_attempts", "retry_base_seconds", "max_recoveries"])
+            c.concurrency = try int(worker, "concurrency", "worker.concurrency", min: 0) ?? c.concurrency
+            c.pixelBudget = try int(worker, "pixel_budget", "worker.pixel_budget", min: 1) ?? c.pixelBudget
+            c.photoTimeoutSeconds = try double(worker, "photo_timeout_seconds", "worker.photo_timeout_seconds", min: 1) ?? c.photoTimeoutSeconds
+            c.maxAttempts = try int(worker, "max_attempts", "worker.max_attempts", min: 1) ?? c.maxAttempts
+            c.retryBaseSeconds = try double(worker, "retry_base_seconds", "worker.retry_base_seconds", min: 0) ?? c.retryBaseSeconds
+            c.maxRecoveries = try int(worker, "max_recoveries", "worker.max_recoveries", min: 0) ?? c.maxRecoveries
+        }
+        if let moments = try object(root, "moments") {
+            c.moments = try momentRules(moments)
+        }
+        return c
+    }
+
+    private func variant(_ item: Any, key: String) throws(ConfigurationError) -> VariantRecipe {
+        guard let v = item as? [String: Any] else { throw fail(key, "must be an object with name, fit, width, height, format, quality") }
+        try known(v, key, ["name", "fit", "width", "height", "format", "quality"])
+        guard let name = try string(v, "name", key + ".name"), !name.isEmpty,
+              name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+            throw fail(key + ".name", "is required: letters, digits, - and _ only (it names files)")
+        }
+        guard let fitName = try string(v, "fit", key + ".fit"), let fit = Fit(rawValue: fitName) else {
+            throw fail(key + ".fit", "must be \"contain\" (long edge at most N) or \"cover\" (exactly W×H, cropped)")
+        }
+        guard let width = try int(v, "width", key + ".width", min: 1, max: 16384) else { throw fail(key + ".width", "is required") }
+        guard let height = try int(v, "height", key + ".height", min: 1, max: 16384) else { throw fail(key + ".height", "is required") }
+        let formatName = try string(v, "format", key + ".format") ?? "jpeg"
+        guard let format = OutputFormat(rawValue: formatName) else { throw fail(key + ".format", "must be \"jpeg\" (got \"\(formatName)\")") }
+        let quality = try int(v, "quality", key + ".quality", min: 1, max: 100) ?? 85
+        return VariantRecipe(name: name, fit: fit, width: width, height: height, format: format, quality: quality)
+    }
+
+    private func momentRules(_ object: [String: Any]) throws(ConfigurationError) -> MomentRules {
+        do {
+            let data = try JSONSerialization.data(withJSONObject: object)
+            return try JSONDecoder().decode(MomentRules.self, from: data)
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw fail(path("moments", context.codingPath + [key]), "is required")
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw fail(path("moments", context.codingPath), "has the wrong type (\(context.debugDescription))")
+        } catch let DecodingError.dataCorrupted(context) {
+            throw fail(path("moments", context.codingPath), context.debugDescription)
+        } catch {
+            throw fail("moments", "\(error)")
+        }
+    }
+
+    private func path(_ prefix: String, _ codingPath: [any CodingKey]) -> String {
+        ([prefix] + codingPath.map(\.stringValue)).joined(separator: ".")
+    }
+
+    private func fail(_ key: String, _ problem: String) -> ConfigurationError {
+        ConfigurationError(file: file, key: key, problem: problem)
+    }
+
+    private func known(_ object: [String: Any], _ key: String, _ allowed: Set<String>) throws(ConfigurationError) {
+        for name in object.keys.sorted() where !allowed.contains(name) {
+            let full = key.isEmpty ? name : key + "." + name
+            throw fail(full, "unknown key; known keys here are: \(allowed.sorted().joined(separator: ", "))")
+        }
+    }
+
+    private func object(_ o: [String: Any], _ key: String) throws(ConfigurationError) -> [String: Any]? {
+        guard let value = o[key], !(value is NSNull) else { return nil }
+        guard let object = value as? [String: Any] else { throw fail(key, "must be an object") }
+        return object
+    }
+
+    private func string(_ o: [String: Any], _ name: String, _ key: String) throws(ConfigurationError) -> String? {
+        guard let value = o[name], !(value is NSNull) else { return nil }
+        guard let string = value as? String else { throw fail(key, "must be a string") }
+        return string
+    }
+
+    private func number(_ o: [String: Any], _ name: String, _ key: String) throws(ConfigurationError) -> NSNumber? {
+        guard let value = o[name], !(value is NSNull) else { return nil }
+        guard let number = value as? NSNumber, !(value is Bool), CFGetTypeID(number) != CFBooleanGetTypeID() else {
+            throw fail(key, "must be a number (got \(value))")
+        }
+        return number
+    }
+
+    private func int(_ o: [String: Any], _ name: String, _ key: String, min: Int, max: Int = Int.max) throws(ConfigurationError) -> Int? {
+        guard let n = try number(o, name, key) else { return nil }
+        let d = n.doubleValue
+        guard d.rounded() == d, d >= Double(min), d <= Double(max) else {
+            throw fail(key, max == Int.max ? "must be a whole number of at least \(min) (got \(n))" : "must be a whole number from \(min) to \(max) (got \(n))")
+        }
+        return Int(d)
+    }
+
+    private func double(_ o: [String: Any], _ name: String, _ key: String, min: Double) throws(ConfigurationError) -> Double? {
+        guard let n = try number(o, name, key) else { return nil }
+        guard n.doubleValue.isFinite, n.doubleValue >= min else { throw fail(key, "must be a number of at least \(min) (got \(n))") }
+        return n.doubleValue
+    }
+}

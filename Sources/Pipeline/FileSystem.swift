@@ -1,0 +1,176 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A file-system failure, classified so that the worker knows whether to retry.
+public struct FileSystemError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// What was being done ("write", "rename", ...).
+    public var operation: String
+    /// The path it was done to.
+    public var path: String
+    /// The errno value.
+    public var code: Int32
+
+    /// True for conditions that may pass (disk full, quota, too many open files, interrupted I/O).
+    public var isTransient: Bool {
+        [ENOSPC, EDQUOT, EMFILE, ENFILE, EAGAIN, EINTR, EIO, EBUSY].contains(code)
+    }
+
+    public var description: String {
+        let reason = String(cString: strerror(code))
+        let advice = code == ENOSPC || code == EDQUOT ? "; free space, the photo will be retried" : ""
+        return "cannot \(operation) \(path): \(reason)\(advice)"
+    }
+
+    static func current(_ operation: String, _ path: String) -> FileSystemError {
+        FileSystemError(operation: operation, path: path, code: errno)
+    }
+}
+
+/// Small, careful file operations that the spool and the library share.
+enum FileSystem {
+    /// Writes `bytes` to `path` durably: a temporary name in the same directory, fsync, rename,
+    /// fsync of the directory. A crash leaves either the old state or the whole new file (and at
+    /// worst a `.tmp-` file that `sweepTemporaries` removes).
+    static func writeDurably(_ bytes: UnsafeRawBufferPointer, to path: String) throws(FileSystemError) {
+        let directory = (path as NSString).deletingLastPathComponent
+        try makeDirectories(directory)
+        guard let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1) else { return }
+        let temporary = directory + "/" + temporaryPrefix + UUID().uuidString
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .current("create", temporary) }
+        var written = 0
+        while written < bytes.count {
+            let n = write(fd, base + written, bytes.count - written)
+            if n < 0 {
+                if errno == EINTR { continue }
+                let error = FileSystemError.current("write", temporary)
+                close(fd)
+                unlink(temporary)
+                throw error
+            }
+            written += n
+        }
+        if fsync(fd) != 0 {
+            let error = FileSystemError.current("fsync", temporary)
+            close(fd)
+            unlink(temporary)
+            throw error
+        }
+        close(fd)
+        guard rename(temporary, path) == 0 else {
+            let error = FileSystemError.current("rename", path)
+            unlink(temporary)
+            throw error
+        }
+        try syncDirectory(directory)
+    }
+
+    /// Writes a byte array durably (see `writeDurably(_:to:)`).
+    static func writeDurably(_ bytes: [UInt8], to path: String) throws(FileSystemError) {
+        let failure: FileSystemError? = bytes.withUnsafeBytes { buffer in
+            do throws(FileSystemError) {
+                try writeDurably(buffer, to: path)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Flushes a directory's entries (a rename is durable only once its directory is).
+    static func syncDirectory(_ directory: String) throws(FileSystemError) {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw .current("open directory", directory) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw .current("fsync directory", directory) }
+    }
+
+    /// Creates a directory and its parents when missing.
+    static func makeDirectories(_ path: String) throws(FileSystemError) {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw FileSystemError(operation: "create directory", path: path, code: (error as NSError).code == NSFileWriteOutOfSpaceError ? ENOSPC : EACCES)
+        }
+    }
+
+    /// Moves `source` to `destination` without ever replacing an existing file: when the name is
+    /// taken, a numbered name beside it is used (`IMG_1 (2).jpg`). Returns the path used.
+    static func moveNoReplace(_ source: String, to destination: String) throws(FileSystemError) -> String {
+        try makeDirectories((destination as NSString).deletingLastPathComponent)
+        var candidate = destination
+        var number = 2
+        while true {
+            if link(source, candidate) == 0 {
+                unlink(source)
+                return candidate
+            }
+            guard errno == EEXIST else { throw .current("move to", candidate) }
+            candidate = numbered(destination, number)
+            number += 1
+        }
+    }
+
+    /// `dir/IMG_1.jpg` numbered 2 is `dir/IMG_1 (2).jpg`.
+    static func numbered(_ path: String, _ number: Int) -> String {
+        let ns = path as NSString
+        let ext = ns.pathExtension
+        let stem = ns.deletingPathExtension
+        return ext.isEmpty ? "\(stem) (\(number))" : "\(stem) (\(number)).\(ext)"
+    }
+
+    /// The prefix of every temporary file Darkroom writes.
+    static let temporaryPrefix = ".tmp-darkroom-"
+
+    /// Removes temporary files left under `root` by a process that was killed mid-write.
+    @discardableResult
+    static func sweepTemporaries(under root: String) -> Int {
+        guard let walker = FileManager.default.enumerator(atPath: root) else { return 0 }
+        var removed = 0
+        while let relative = walker.nextObject() as? String {
+            if (relative as NSString).lastPathComponent.hasPrefix(temporaryPrefix) {
+                if unlink(root + "/" + relative) == 0 { removed += 1 }
+            }
+        }
+        return removed
+    }
+
+    /// Size, modification and status-change times of a regular file; nil when it is not one.
+    static func status(_ path: String) -> (size: Int64, modified: Double, changed: Double)? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+        let changed = Double(info.st_ctim.tv_sec) + Double(info.st_ctim.tv_nsec) / 1e9
+        return (Int64(info.st_size), modified, changed)
+    }
+
+    /// Reads a whole file.
+    static func read(_ path: String) throws(FileSystemError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .current("open", path) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .current("stat", path) }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var total = 0
+        let failure: FileSystemError? = bytes.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress else { return nil }
+            while total < buffer.count {
+                let n = Glibc.read(fd, base + total, buffer.count - total)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return .current("read", path)
+                }
+                if n == 0 { break }
+                total += n
+            }
+            return nil
+        }
+        if let failure { throw failure }
+        if total < bytes.count { bytes.removeSubrange(total...) }
+        return bytes
+    }
+}

@@ -1,0 +1,130 @@
+import Catalog
+import Foundation
+import Imaging
+import PhotoMetadata
+
+/// Why a photo could not be processed, and whether trying again may help.
+public struct ProcessingFailure: Error, CustomStringConvertible, Sendable {
+    /// One line: what failed and what to do.
+    public var reason: String
+    /// True for conditions that may pass (disk full, catalog busy); false for the photo itself.
+    public var isTransient: Bool
+
+    public var description: String { reason }
+
+    static func permanent(_ reason: String) -> ProcessingFailure { ProcessingFailure(reason: reason, isTransient: false) }
+
+    init(reason: String, isTransient: Bool) {
+        self.reason = reason
+        self.isTransient = isTransient
+    }
+
+    /// Classifies any error thrown while processing one photo.
+    init(_ error: any Error) {
+        switch error {
+        case let failure as ProcessingFailure: self = failure
+        case let error as FileSystemError: self.init(reason: error.description, isTransient: error.isTransient)
+        case let error as CatalogError: self.init(reason: error.description, isTransient: error.isTransient)
+        case let error as ImagingError: self.init(reason: error.description, isTransient: false)
+        case let error as MetadataError: self.init(reason: error.description, isTransient: false)
+        default: self.init(reason: "\(error)", isTransient: false)
+        }
+    }
+}
+
+/// What became of one photo.
+public enum PhotoOutcome: Sendable, Equatable {
+    case added(pictureId: Int64, momentId: Int64?)
+    case duplicate(of: Int64)
+
+    var label: String {
+        switch self {
+        case .added: "added"
+        case .duplicate: "duplicate"
+        }
+    }
+}
+
+/// Turns one claimed photo into stored files and a committed catalog entry. Every step but the
+/// last two is a function of the photo's bytes; the side effects sit at the end: the library
+/// (durable files), then the catalog (one transaction).
+struct PhotoProcessor: Sendable {
+    let configuration: Configuration
+    let library: Library
+    let catalog: Catalog
+    let budget: PixelBudget
+
+    /// Processes a claimed photo; throws a `ProcessingFailure` when it cannot.
+    func process(_ claim: Claim, attempt: Int, deadline: Date, startedAt: Date) throws -> PhotoOutcome {
+        let bytes = try FileSystem.read(claim.path)
+        let sidecarBytes = try claim.sidecarPath.map { path throws in try FileSystem.read(path) }
+        let sidecar = try sidecarBytes.map { bytes throws in
+            do { return try Sidecar(jsonBytes: bytes) } catch {
+                throw ProcessingFailure.permanent("sidecar \(claim.sourceName).json: \(error); fix it, then run `darkroom retry`")
+            }
+        }
+        guard let format = Imaging.sniff(bytes) else {
+            throw ProcessingFailure.permanent(Self.refusal(bytes))
+        }
+        let fileTime = FileSystem.status(claim.path).map { Date(timeIntervalSince1970: $0.modified) }
+        let metadata = PhotoMetadata.read(bytes, sidecar: sidecar, fileTime: fileTime,
+                                          options: MetadataOptions(defaultTimeZone: configuration.defaultTimeZone))
+        var job = JobRecord(sourceName: claim.sourceName, claimPath: claim.path, sha256: metadata.sha256,
+                            outcome: .added, pictureId: nil, attempts: attempt, error: nil,
+                            sidecarJson: sidecarBytes.map { String(decoding: $0, as: UTF8.self) },
+                            worker: claim.worker, startedAt: startedAt.timeIntervalSince1970, finishedAt: 0)
+
+        // The same bytes twice make one picture: no need to decode a known photo again.
+        if let existing = try catalog.picture(sha256: metadata.sha256), let id = existing.id {
+            job.finishedAt = Date().timeIntervalSince1970
+            try catalog.recordDuplicate(job, of: id)
+            return .duplicate(of: id)
+        }
+
+        // The header alone tells the pixel count: the budget is taken before any raster exists,
+        // and a bomb is refused by the pixel limit inside render, before any allocation.
+        let info = try Imaging.probe(bytes)
+        let pixels = info.width * info.height
+        let rendered = try budget.withPixels(pixels) {
+            try Imaging.render(bytes, recipes: configuration.variants,
+                               options: configuration.renderOptions(orientation: metadata.orientation,
+                                                                    focalPoint: metadata.focalPoint.map { FocalPoint(x: $0.x, y: $0.y) }))
+        }
+        try checkDeadline(deadline)
+
+        let originalPath = try library.storeOriginal(bytes, sha256: metadata.sha256, extension: format == .png ? "png" : "jpg")
+        var variants: [VariantRecord] = []
+        for variant in rendered.variants {
+            let path = Library.variantPath(sha256: metadata.sha256, variant: variant.name, extension: "jpg")
+            try library.store(variant.bytes, at: path)
+            variants.append(VariantRecord(pictureId: 0, name: variant.name, path: path, width: variant.width,
+                                          height: variant.height, bytes: Int64(variant.bytes.count), format: variant.format.rawValue))
+        }
+        try checkDeadline(deadline)
+
+        let picture = PictureRecordBuilder.make(metadata: metadata, info: info, rendered: rendered,
+                                                sourceName: claim.sourceName, originalPath: originalPath,
+                                                feedVariant: configuration.feedVariant, now: Date())
+        job.finishedAt = Date().timeIntervalSince1970
+        return try outcome(catalog.commitPicture(picture, variants: variants, job: job))
+    }
+
+    private func outcome(_ commit: CommitOutcome) -> PhotoOutcome {
+        switch commit {
+        case .added(let id, let moment): .added(pictureId: id, momentId: moment)
+        case .duplicate(let id): .duplicate(of: id)
+        }
+    }
+
+    private func checkDeadline(_ deadline: Date) throws {
+        if Date() > deadline {
+            throw ProcessingFailure.permanent("took longer than \(Int(configuration.photoTimeoutSeconds)) s (worker.photo_timeout_seconds); raise the limit to process it")
+        }
+    }
+
+    /// The reason a file that is neither JPEG nor PNG is refused, naming what it looks like.
+    static func refusal(_ bytes: [UInt8]) -> String {
+        if bytes.isEmpty { return "empty file (0 bytes); upload the photo again" }
+        return "not a JPEG or PNG (\(FileKind.describe(bytes))); only JPEG and PNG photos are accepted"
+    }
+}

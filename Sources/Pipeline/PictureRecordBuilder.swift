@@ -1,0 +1,67 @@
+import Catalog
+import Foundation
+import Imaging
+import PhotoMetadata
+
+/// Maps what was read and rendered from a photo onto its catalog row.
+enum PictureRecordBuilder {
+    static func make(metadata: CaptureMetadata, info: ImageInfo, rendered: RenderResult, sourceName: String,
+                     originalPath: String, feedVariant: String, now: Date) -> PictureRecord {
+        var picture = PictureRecord(
+            sha256: metadata.sha256, sourceName: sourceName, originalPath: originalPath,
+            mimeType: metadata.mimeType, byteSize: Int64(metadata.byteSize),
+            width: info.width, height: info.height,
+            displayWidth: rendered.displayWidth, displayHeight: rendered.displayHeight,
+            orientation: metadata.orientation,
+            locationSource: metadata.location?.source.rawValue ?? LocationSource.none.rawValue,
+            metadataJson: MetadataJSON.encode(metadata), createdAt: now.timeIntervalSince1970)
+        picture.make = metadata.make
+        picture.model = metadata.model
+        if let time = metadata.captureTime {
+            picture.capturedAt = time.instant.timeIntervalSince1970
+            picture.capturedLocal = time.localTime
+            picture.capturedOffset = time.offsetSeconds
+            picture.timeSource = time.source.rawValue
+            picture.timeTrusted = time.trusted
+        }
+        if let location = metadata.location {
+            picture.latitude = location.latitude
+            picture.longitude = location.longitude
+            picture.altitude = location.altitude
+            picture.positionError = location.horizontalError
+        }
+        picture.authorId = metadata.authorId
+        picture.title = metadata.title
+        picture.visibility = metadata.visibility
+        picture.requestedMomentId = metadata.momentId
+        picture.focalX = metadata.focalPoint?.x
+        picture.focalY = metadata.focalPoint?.y
+        if let feed = rendered.variants.first(where: { $0.name == feedVariant }), let crop = feed.crop {
+            picture.feedCropX = crop.x
+            picture.feedCropY = crop.y
+            picture.feedCropWidth = crop.width
+            picture.feedCropHeight = crop.height
+            picture.feedCropSource = feed.cropSource.rawValue
+        }
+        picture.sharpness = rendered.statistics.sharpness
+        picture.meanLuma = rendered.statistics.meanLuma
+        picture.clippedFraction = rendered.statistics.clippedFraction
+        return picture
+    }
+}
+
+/// The stable JSON form of a metadata read, as `inspect --json` prints it and the catalog keeps it.
+public enum MetadataJSON {
+    public static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+
+    public static func encode(_ metadata: CaptureMetadata) -> String {
+        guard let data = try? encoder().encode(metadata) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,1 +1,0 @@
-// Pipeline module: placeholder until its owner fills it in.

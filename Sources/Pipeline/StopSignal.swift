@@ -1,0 +1,50 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A one-way flag that wakes sleepers when raised: set by SIGTERM/SIGINT or by the end of a
+/// `--once` run. It also owns a pipe, so that a thread blocked in `poll` wakes at once.
+final class StopSignal: @unchecked Sendable {
+    // @unchecked: `raised` is only touched while `condition` is locked; the pipe's descriptors
+    // never change after init.
+    private let condition = NSCondition()
+    private var raised = false
+    let readDescriptor: Int32
+    private let writeDescriptor: Int32
+
+    init() {
+        var fds: [Int32] = [-1, -1]
+        if pipe2(&fds, O_CLOEXEC | O_NONBLOCK) != 0 { fds = [-1, -1] }
+        readDescriptor = fds[0]
+        writeDescriptor = fds[1]
+    }
+
+    deinit {
+        close(readDescriptor)
+        close(writeDescriptor)
+    }
+
+    var isRaised: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return raised
+    }
+
+    func raise() {
+        condition.lock()
+        raised = true
+        condition.broadcast()
+        condition.unlock()
+        var byte: UInt8 = 1
+        _ = write(writeDescriptor, &byte, 1)
+    }
+
+    /// Sleeps up to `seconds`, returning early when raised.
+    func sleep(_ seconds: Double) {
+        condition.lock()
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while !raised, condition.wait(until: deadline) {}
+        condition.unlock()
+    }
+}

@@ -1,0 +1,35 @@
+import ArgumentParser
+import Pipeline
+
+@main
+struct Darkroom: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "darkroom",
+        abstract: "Turns uploaded photos into variants, moments and a catalog.",
+        discussion: """
+        Photos arrive in a spool directory (spool/incoming/), from a backend, a drop folder or \
+        `darkroom enqueue`. The worker reads when and where each was taken, renders the variants \
+        of pipeline.json (thumb, preview, mobile, feed), keeps the original in a content-addressed \
+        library and records everything in an SQLite catalog. A photo that cannot be processed ends \
+        in spool/failed/ with a one-line reason; nothing is deleted unprocessed.
+
+        Settings come from --config, else $DARKROOM_CONFIG, else ./pipeline.json, else built-in \
+        defaults (the same as the bundled pipeline.json).
+        """,
+        subcommands: [Run.self, Enqueue.self, Status.self, Retry.self, Inspect.self, Render.self])
+}
+
+/// The option every command shares: which configuration to use.
+struct ConfigOption: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The pipeline configuration (JSON).", valueName: "file"))
+    var config: String?
+
+    func load() throws -> Configuration {
+        guard let path = config ?? Configuration.defaultPath() else { return .defaults }
+        do {
+            return try Configuration.load(path: path)
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import Pipeline
+
+/// The text form of `darkroom inspect`.
+enum InspectText {
+    static func render(_ report: PhotoReport) -> String {
+        let m = report.metadata
+        var lines = ["\(report.file)"]
+        func add(_ label: String, _ value: String) {
+            lines.append("  " + label.padding(toLength: 12, withPad: " ", startingAt: 0) + value)
+        }
+        add("format", "\(report.format), \(report.width)x\(report.height), shown \(report.displayWidth)x\(report.displayHeight), \(report.color)\(report.hasIccProfile ? ", ICC profile" : "")")
+        add("bytes", "\(m.byteSize)")
+        add("sha256", m.sha256)
+        if let time = m.captureTime {
+            let offset = time.offsetSeconds.map { Self.offset($0) } ?? "offset unknown"
+            add("taken", "\(time.localTime) (\(offset)) = \(ISO8601DateFormatter().string(from: time.instant)) from \(time.source.rawValue)\(time.trusted ? "" : ", untrusted")")
+        } else {
+            add("taken", "unknown")
+        }
+        if let location = m.location {
+            var text = String(format: "%.7f, %.7f", location.latitude, location.longitude)
+            if let altitude = location.altitude { text += String(format: ", %.1f m", altitude) }
+            if let error = location.horizontalError { text += String(format: " (±%.0f m)", error) }
+            add("where", text + " from \(location.source.rawValue)")
+        } else {
+            add("where", "no location")
+        }
+        add("orientation", "\(m.orientation)")
+        if m.make != nil || m.model != nil { add("camera", [m.make, m.model].compactMap { $0 }.joined(separator: " ")) }
+        if let author = m.authorId { add("author", author) }
+        for warning in m.warnings { add("warning", warning) }
+        for conflict in m.conflicts { add("conflict", conflict) }
+        return lines.joined(separator: "\n")
+    }
+
+    static func offset(_ seconds: Int) -> String {
+        let sign = seconds < 0 ? "-" : "+"
+        let a = abs(seconds)
+        return String(format: "%@%02d:%02d", sign, a / 3600, (a % 3600) / 60)
+    }
+}

@@ -1,0 +1,77 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import Pipeline
+
+struct Run: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Process the spool: watch it (daemon) or drain it once.",
+        discussion: """
+        Without --once, runs until SIGTERM or SIGINT, woken by inotify on spool/incoming/ with a \
+        periodic scan as the fallback; on a signal it finishes the photos in hand and exits.
+
+        With --once, processes what is in spool/incoming/ (waiting for files still being written \
+        to settle) and exits: 0 when every photo was added or was a duplicate, 1 when any failed \
+        (see `darkroom status` for the reasons, `darkroom retry` to try them again).
+
+        Several `darkroom run` processes may share one spool and catalog: each photo is claimed by \
+        exactly one of them, and the claims of a process that died are taken back after \
+        spool.lease_seconds. One log line per photo goes to standard error.
+        """)
+
+    @OptionGroup var options: ConfigOption
+
+    @Flag(help: "Drain spool/incoming/ and exit, for batch drop folders.")
+    var once = false
+
+    @Option(help: ArgumentHelp("Log lines as human-readable text or as JSON objects.", valueName: "text|json"))
+    var logFormat: LogFormatArgument = .text
+
+    @Option(help: ArgumentHelp("Photos processed at once (default: worker.concurrency, or one per core).", valueName: "n"))
+    var concurrency: Int?
+
+    @Flag(help: "Do not draw a progress bar, even on a terminal.")
+    var noProgress = false
+
+    func validate() throws {
+        if let concurrency, concurrency < 1 {
+            throw ValidationError("--concurrency must be at least 1 (got \(concurrency))")
+        }
+    }
+
+    func run() throws {
+        var configuration = try options.load()
+        if let concurrency { configuration.concurrency = concurrency }
+        let format = logFormat.format
+        LoggingSystem.bootstrap { label in ConsoleLogHandler(label: label, format: format) }
+        let logger = Logger(label: "darkroom")
+        let worker: Worker
+        do {
+            worker = try Worker(configuration: configuration, logger: logger)
+        } catch {
+            throw ValidationError("cannot open the spool, library or catalog: \(error)")
+        }
+        let signals = [SIGTERM, SIGINT].map { number -> DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { worker.stop() }
+            source.resume()
+            return source
+        }
+        logger.info("darkroom run", metadata: [
+            "spool": "\(configuration.spoolRoot)", "catalog": "\(configuration.catalogPath)",
+            "library": "\(configuration.libraryRoot)", "workers": "\(configuration.effectiveConcurrency)",
+            "mode": "\(once ? "once" : "daemon")",
+        ])
+        let tally = worker.run(RunOptions(once: once, progress: !noProgress && format == .text))
+        signals.forEach { $0.cancel() }
+        if once && tally.failed > 0 { throw ExitCode(1) }
+    }
+}
+
+/// `--log-format` values.
+enum LogFormatArgument: String, ExpressibleByArgument, CaseIterable {
+    case text, json
+    var format: LogFormat { self == .json ? .json : .text }
+}

@@ -1,0 +1,98 @@
+import ArgumentParser
+import Catalog
+import Foundation
+import Pipeline
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the queue, the failures and the catalog.",
+        discussion: """
+        Queue depth (photos waiting in spool/incoming/), photos in progress, failed photos with \
+        their reasons, pictures, moments and throughput (photos finished in the last minute and \
+        hour). Reads the spool and the catalog; changes nothing.
+        """)
+
+    @OptionGroup var options: ConfigOption
+
+    @Flag(help: "Print one JSON object instead of text.")
+    var json = false
+
+    @Option(help: ArgumentHelp("Failed photos to list (text output).", valueName: "n"))
+    var failures = 10
+
+    func run() throws {
+        let configuration = try options.load()
+        let spool = try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds)
+        let catalog = try Catalog(path: configuration.catalogPath)
+        let depth = spool.depth()
+        let counts = try catalog.counts()
+        let failed = spool.failures()
+        if json {
+            let report = StatusReport(spool: configuration.spoolRoot, catalog: configuration.catalogPath,
+                                      library: configuration.libraryRoot, incoming: depth.incoming,
+                                      processing: depth.processing, failed: depth.failed, counts: counts,
+                                      failures: failed)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            encoder.keyEncodingStrategy = .convertToSnakeCase
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            return
+        }
+        print("spool     \(configuration.spoolRoot)")
+        print("  waiting     \(depth.incoming)")
+        print("  processing  \(depth.processing)")
+        print("  failed      \(depth.failed)")
+        print("catalog   \(configuration.catalogPath)")
+        print("  pictures    \(counts.pictures)  (\(counts.variants) variants)")
+        print("  moments     \(counts.moments) in \(counts.places) places")
+        print("  jobs        \(counts.jobsAdded) added, \(counts.jobsDuplicate) duplicates, \(counts.jobsFailed) failed")
+        print("  throughput  \(counts.finishedLastMinute) photos in the last minute, \(counts.finishedLastHour) in the last hour")
+        print("  outbox      \(counts.outboxPending) events not yet delivered")
+        print("library   \(configuration.libraryRoot)")
+        if !failed.isEmpty {
+            print("failed photos (spool/failed/; `darkroom retry` moves them back):")
+            for report in failed.prefix(failures) {
+                print("  \(report.failedPath ?? report.file): \(report.reason)")
+            }
+            if failed.count > failures { print("  … and \(failed.count - failures) more (--failures N, or --json)") }
+        }
+    }
+}
+
+struct StatusReport: Encodable {
+    var spool: String
+    var catalog: String
+    var library: String
+    var incoming: Int
+    var processing: Int
+    var failed: Int
+    var counts: CatalogCounts
+    var failures: [FailureReport]
+}
+
+struct Retry: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Move failed photos back into the spool for another try.",
+        discussion: """
+        Moves photos from spool/failed/ (with their sidecars) back into spool/incoming/ and removes \
+        their reason files. Without a name, every failed photo; with names (as `darkroom status` \
+        lists them), only those. Run it once the cause is fixed (disk space, a sidecar, a limit).
+        """)
+
+    @OptionGroup var options: ConfigOption
+
+    @Argument(help: ArgumentHelp("Failed photos to retry, as listed by `darkroom status`.", valueName: "name"))
+    var names: [String] = []
+
+    func run() throws {
+        let configuration = try options.load()
+        let spool = try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds)
+        let wanted = Set(names)
+        let known = Set(spool.failures().compactMap(\.failedPath))
+        for name in wanted where !known.contains(name) {
+            throw ValidationError("\(name) is not in \(spool.failed); `darkroom status` lists the failed photos")
+        }
+        let moved = try spool.retryFailed { wanted.isEmpty || wanted.contains($0.failedPath ?? "") }
+        print("moved \(moved) photo\(moved == 1 ? "" : "s") back to \(spool.incoming)")
+    }
+}
