@@ -45,8 +45,14 @@ let package = Package(
         .testTarget(name: "ImagingTests", dependencies: ["Imaging"]),
         .testTarget(name: "PhotoMetadataTests", dependencies: ["PhotoMetadata"]),
         .testTarget(name: "MomentsTests", dependencies: ["Moments"]),
-        .testTarget(name: "CatalogTests", dependencies: ["Catalog"]),
+        .testTarget(name: "CatalogTests", dependencies: [
+            "Catalog",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["Pipeline"]),
+        .testTarget(name: "EndToEndTests", dependencies: [
+            "Catalog",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
     ]
 )

@@ -1,0 +1,106 @@
+import Catalog
+import Foundation
+import GRDB
+import Testing
+
+@Suite("SQLite catalog")
+struct CatalogTests {
+    let path = NSTemporaryDirectory() + "darkroom-catalog-" + UUID().uuidString + "/catalog.sqlite"
+
+    func picture(_ sha: String, name: String = "IMG.jpg") -> PictureRecord {
+        PictureRecord(sha256: sha, sourceName: name, originalPath: "originals/\(sha).jpg", mimeType: "image/jpeg",
+                      byteSize: 100, width: 40, height: 30, displayWidth: 40, displayHeight: 30, orientation: 1,
+                      locationSource: "none", metadataJson: "{}", createdAt: 1)
+    }
+
+    func job(_ name: String, claim: String? = nil) -> JobRecord {
+        JobRecord(sourceName: name, claimPath: claim ?? "processing/w/\(name)", sha256: nil, outcome: .added,
+                  pictureId: nil, attempts: 1, error: nil, sidecarJson: nil, worker: "w", startedAt: 1, finishedAt: 2)
+    }
+
+    func variant(_ name: String) -> VariantRecord {
+        VariantRecord(pictureId: 0, name: name, path: "variants/\(name)/x.jpg", width: 10, height: 10, bytes: 5, format: "jpeg")
+    }
+
+    @Test func aNewCatalogIsAWALFileWithEveryTable() throws {
+        let catalog = try Catalog(path: path)
+        let mode = try catalog.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
+        #expect(mode == "wal")
+        let tables = try catalog.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name") }
+        for table in ["jobs", "moment_candidates", "moment_invitees", "moments", "outbox", "pictures", "places", "variants"] {
+            #expect(tables.contains(table), "\(table)")
+        }
+        // Opening again migrates nothing twice.
+        _ = try Catalog(path: path)
+    }
+
+    @Test func commitWritesPictureVariantsJobAndEventTogether() throws {
+        let catalog = try Catalog(path: path)
+        let outcome = try catalog.commitPicture(picture("aa"), variants: [variant("thumb"), variant("feed")], job: job("a.jpg"))
+        guard case .added(let id, nil) = outcome else {
+            Issue.record("expected a new picture, got \(outcome)")
+            return
+        }
+        #expect(try catalog.variants(ofPicture: id).map(\.name) == ["feed", "thumb"])
+        #expect(try catalog.finishedJob(claimPath: "processing/w/a.jpg")?.pictureId == id)
+        let events = try catalog.read { db in try OutboxEvent.all(in: db) }
+        #expect(events.map(\.event) == [.pictureAdded])
+        #expect(events.first?.payload.contains("\"picture_id\":\(id)") == true)
+    }
+
+    @Test func theSameBytesTwiceMakeOnePictureAndADuplicateJob() throws {
+        let catalog = try Catalog(path: path)
+        let first = try catalog.commitPicture(picture("bb", name: "one.jpg"), variants: [variant("thumb")], job: job("one.jpg"))
+        var second = job("two.jpg")
+        second.sidecarJson = #"{"author_id":"u2"}"#
+        let again = try catalog.commitPicture(picture("bb", name: "two.jpg"), variants: [variant("thumb")], job: second)
+        guard case .added(let id, _) = first else {
+            Issue.record("expected a new picture")
+            return
+        }
+        #expect(again == .duplicate(of: id))
+        let counts = try catalog.counts()
+        #expect(counts.pictures == 1)
+        #expect(counts.variants == 1)
+        #expect(counts.jobsAdded == 1)
+        #expect(counts.jobsDuplicate == 1)
+        let duplicate = try catalog.read { db in try JobRecord.filter(Column("source_name") == "two.jpg").fetchOne(db) }
+        #expect(duplicate?.sidecarJson == #"{"author_id":"u2"}"#)
+    }
+
+    @Test func aFailedCommitLeavesNothingBehind() throws {
+        let catalog = try Catalog(path: path)
+        // Two variants with one name break the primary key midway through the transaction.
+        #expect(throws: CatalogError.self) {
+            try catalog.commitPicture(picture("cc"), variants: [variant("thumb"), variant("thumb")], job: job("c.jpg"))
+        }
+        let counts = try catalog.counts()
+        #expect(counts.pictures == 0)
+        #expect(counts.variants == 0)
+        #expect(counts.jobsAdded == 0)
+        #expect(counts.outboxPending == 0)
+    }
+
+    @Test func throughputCountsRecentJobs() throws {
+        let catalog = try Catalog(path: path)
+        var recent = job("r.jpg")
+        recent.finishedAt = Date().timeIntervalSince1970
+        try catalog.recordFailure(recent)
+        try catalog.recordFailure(job("old.jpg"))
+        let counts = try catalog.counts()
+        #expect(counts.jobsFailed == 2)
+        #expect(counts.finishedLastMinute == 1)
+    }
+
+    @Test func aFileThatIsNotACatalogIsRefusedWithAClearReason() throws {
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: path, contents: Data(repeating: 0x41, count: 4096))
+        do {
+            _ = try Catalog(path: path)
+            Issue.record("opened a file that is not a catalog")
+        } catch {
+            #expect(error.description.contains(path))
+            #expect(error.description.contains("not a Darkroom catalog"))
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import Catalog
+import Foundation
+import GRDB
+import Testing
+
+/// Distinct small photos made from a real one: bytes after a JPEG's end marker are ignored by
+/// decoders but change the hash, so each copy is a different picture that renders quickly.
+func distinctPhotos(_ count: Int) throws -> [[UInt8]] {
+    let base = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Workspace.packageRoot + "/samples/issue-exifr-59.jpg")))
+    return (0..<count).map { base + Array("darkroom-test-\($0)".utf8) }
+}
+
+@Suite("Crash safety and several workers", .serialized)
+struct CrashSafetyTests {
+    @Test func killingTheWorkerAtManyPointsLosesAndDoublesNothing() throws {
+        let space = Workspace(leaseSeconds: 600)
+        let photos = try distinctPhotos(240)
+        for (i, bytes) in photos.enumerated() {
+            try space.drop(bytes: bytes, as: "batch\(i % 4)/p\(i).jpg")
+        }
+        var generator = SystemRandomNumberGenerator()
+        var kills = 0
+        for _ in 0..<12 {
+            let (process, _, _) = try space.start(["run", "--once", "--no-progress"])
+            usleep(UInt32.random(in: 150_000...900_000, using: &generator))
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                kills += 1
+            }
+            process.waitUntilExit()
+        }
+        let last = try space.run(["run", "--once", "--no-progress"])
+        #expect(last.status == 0, "\(last.stderr.suffix(2000))")
+        #expect(kills >= 3, "the run must actually be interrupted several times (was \(kills))")
+
+        let catalog = try space.catalog()
+        let pictures = try catalog.read { db in try PictureRecord.fetchAll(db) }
+        #expect(pictures.count == photos.count, "no photo lost, none doubled")
+        #expect(Set(pictures.map(\.sourceName)).count == photos.count)
+        let variants = try catalog.read { db in try VariantRecord.fetchAll(db) }
+        #expect(variants.count == photos.count * 4)
+        for path in pictures.map(\.originalPath) + variants.map(\.path) {
+            #expect(FileManager.default.fileExists(atPath: space.library + "/" + path), "\(path) is on disk")
+        }
+        let failedJobs = try catalog.read { db in try JobRecord.filter(Column("outcome") == "failed").fetchAll(db) }
+        #expect(failedJobs.isEmpty, "\(failedJobs.map { $0.error ?? "" })")
+        #expect(space.files(under: space.incoming).isEmpty)
+        #expect(space.files(under: space.spool + "/processing").isEmpty)
+        #expect(space.files(under: space.spool + "/failed").isEmpty)
+        let strays = (space.files(under: space.library) + space.files(under: space.spool)).filter { $0.contains(".tmp-darkroom-") || $0.hasSuffix(".partial") }
+        #expect(strays.isEmpty, "\(strays)")
+    }
+
+    @Test func twoProcessesOnOneSpoolProcessEachPhotoOnce() throws {
+        let space = Workspace()
+        let photos = try distinctPhotos(120)
+        for (i, bytes) in photos.enumerated() {
+            try space.drop(bytes: bytes, as: "p\(i).jpg")
+        }
+        let first = try space.start(["run", "--once", "--no-progress"])
+        let second = try space.start(["run", "--once", "--no-progress"])
+        let firstLog = String(decoding: first.2.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let secondLog = String(decoding: second.2.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        first.0.waitUntilExit()
+        second.0.waitUntilExit()
+        #expect(first.0.terminationStatus == 0)
+        #expect(second.0.terminationStatus == 0)
+
+        let jobs = try space.catalog().read { db in try JobRecord.fetchAll(db) }
+        #expect(jobs.count == photos.count, "each photo processed exactly once")
+        #expect(Set(jobs.map(\.sourceName)).count == photos.count)
+        #expect(jobs.allSatisfy { $0.outcome == .added })
+        let workers = Set(jobs.map(\.worker))
+        #expect(workers.count == 2, "both processes took part: \(workers)")
+        let lines = (firstLog + secondLog).split(separator: "\n").filter { $0.contains("outcome=added") }
+        #expect(lines.count == photos.count)
+    }
+}

@@ -1,0 +1,67 @@
+import Catalog
+import Foundation
+import GRDB
+import Testing
+
+@Suite("darkroom run as a daemon", .serialized)
+struct DaemonTests {
+    @Test func aFileStillBeingWrittenIsNotTakenBeforeItSettlesAndSIGTERMStopsCleanly() throws {
+        let space = Workspace(settleSeconds: 1.0, scanInterval: 0.1)
+        let (daemon, _, err) = try space.start(["run", "--no-progress"])
+        defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
+        let bytes = try distinctPhotos(1)[0]
+        let path = space.incoming + "/slow.jpg"
+        FileManager.default.createFile(atPath: path, contents: nil)
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        // Written in place over about 2.5 s, in pieces: longer than settle_seconds in all, but
+        // never idle that long.
+        let pieces = 10
+        let size = (bytes.count + pieces - 1) / pieces
+        for i in 0..<pieces {
+            try handle.write(contentsOf: bytes[(i * size)..<min(bytes.count, (i + 1) * size)])
+            usleep(250_000)
+            #expect(FileManager.default.fileExists(atPath: path), "taken before it was complete (piece \(i))")
+        }
+        try handle.close()
+
+        var picture: PictureRecord?
+        for _ in 0..<100 where picture == nil {
+            usleep(100_000)
+            picture = try? space.catalog().read { db in try PictureRecord.fetchOne(db) }
+        }
+        let added = try #require(picture, "the settled photo is processed")
+        #expect(added.byteSize == Int64(bytes.count))
+
+        kill(daemon.processIdentifier, SIGTERM)
+        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        daemon.waitUntilExit()
+        #expect(daemon.terminationStatus == 0, "\(log)")
+        #expect(log.contains("run finished"))
+        let jobs = try space.catalog().read { db in try JobRecord.fetchAll(db) }
+        #expect(jobs.map(\.outcome) == [.added], "one job, not a truncated failure first")
+    }
+
+    @Test func theDaemonPicksUpPhotosAsTheyArrive() throws {
+        let space = Workspace(scanInterval: 5)
+        let (daemon, _, _) = try space.start(["run", "--no-progress", "--log-format", "json"])
+        defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
+        usleep(500_000)
+        let photos = try distinctPhotos(3)
+        for (i, bytes) in photos.enumerated() {
+            // The producer's side of the protocol: a hidden name while writing, then a rename.
+            let hidden = space.incoming + "/.p\(i).jpg.partial"
+            FileManager.default.createFile(atPath: hidden, contents: Data(bytes))
+            rename(hidden, space.incoming + "/p\(i).jpg")
+        }
+        var count = 0
+        // inotify wakes the daemon well before the 5 s periodic scan.
+        for _ in 0..<40 where count < photos.count {
+            usleep(100_000)
+            count = (try? space.catalog().read { db in try PictureRecord.fetchCount(db) }) ?? 0
+        }
+        #expect(count == photos.count)
+        kill(daemon.processIdentifier, SIGINT)
+        daemon.waitUntilExit()
+        #expect(daemon.terminationStatus == 0)
+    }
+}

@@ -1,0 +1,125 @@
+import Catalog
+import Foundation
+import GRDB
+
+/// A temporary spool, library and catalog with its own pipeline.json, and the built `darkroom`
+/// binary to run against them: the end-to-end tests use only real files, a real SQLite file and
+/// real processes.
+final class Workspace: Sendable {
+    let root: String
+    let configPath: String
+
+    var spool: String { root + "/spool" }
+    var incoming: String { spool + "/incoming" }
+    var library: String { root + "/library" }
+    var catalogPath: String { root + "/catalog.sqlite" }
+
+    init(settleSeconds: Double = 0, leaseSeconds: Double = 60, concurrency: Int = 2, scanInterval: Double = 0.2) {
+        root = NSTemporaryDirectory() + "darkroom-e2e-" + UUID().uuidString
+        configPath = root + "/pipeline.json"
+        try? FileManager.default.createDirectory(atPath: root + "/spool/incoming", withIntermediateDirectories: true)
+        let config = """
+        {
+          "spool": {"root": "\(root)/spool", "settle_seconds": \(settleSeconds), "lease_seconds": \(leaseSeconds), "scan_interval_seconds": \(scanInterval)},
+          "library": {"root": "\(root)/library"},
+          "catalog": {"path": "\(root)/catalog.sqlite"},
+          "worker": {"concurrency": \(concurrency), "retry_base_seconds": 0.05}
+        }
+        """
+        FileManager.default.createFile(atPath: configPath, contents: Data(config.utf8))
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    /// The package's root directory.
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    /// The built `darkroom` binary: `$DARKROOM_BIN`, else the one beside the test bundle.
+    static var binary: String {
+        if let path = ProcessInfo.processInfo.environment["DARKROOM_BIN"] { return path }
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("darkroom").path
+        if FileManager.default.isExecutableFile(atPath: beside) { return beside }
+        return packageRoot + "/.build/debug/darkroom"
+    }
+
+    /// Copies a file into `incoming/` under `name` (folders created).
+    func drop(_ source: String, as name: String) throws {
+        let destination = incoming + "/" + name
+        try FileManager.default.createDirectory(atPath: (destination as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: source, toPath: destination)
+    }
+
+    /// Writes bytes into `incoming/` under `name`.
+    func drop(bytes: [UInt8], as name: String) throws {
+        let destination = incoming + "/" + name
+        try FileManager.default.createDirectory(atPath: (destination as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        guard FileManager.default.createFile(atPath: destination, contents: Data(bytes)) else { throw CocoaError(.fileWriteUnknown) }
+    }
+
+    /// Starts `darkroom ARGS --config pipeline.json`.
+    func start(_ arguments: [String]) throws -> (Process, Pipe, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = arguments + ["--config", configPath]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        return (process, out, err)
+    }
+
+    /// Runs `darkroom ARGS --config pipeline.json` to the end.
+    @discardableResult
+    func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let (process, out, err) = try start(arguments)
+        // Read before waiting, so that a full pipe never blocks the child.
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// The catalog, opened read-write like a worker would.
+    func catalog() throws -> Catalog {
+        try Catalog(path: catalogPath)
+    }
+
+    /// Every regular file under a directory, relative to it.
+    func files(under directory: String) -> [String] {
+        guard let walker = FileManager.default.enumerator(atPath: directory) else { return [] }
+        var found: [String] = []
+        while let relative = walker.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: directory + "/" + relative, isDirectory: &isDirectory), !isDirectory.boolValue {
+                found.append(relative)
+            }
+        }
+        return found.sorted()
+    }
+}
+
+/// The shared real-photo corpus beside the project, when it is there.
+enum Corpus {
+    static var root: String {
+        ProcessInfo.processInfo.environment["DARKROOM_CORPUS"] ?? (Workspace.packageRoot + "/../shared/corpus")
+    }
+
+    static var isAvailable: Bool {
+        FileManager.default.fileExists(atPath: root + "/MANIFEST.tsv")
+    }
+
+    /// MANIFEST.tsv rows as dictionaries by column name.
+    static func manifest() throws -> [[String: String]] {
+        let text = try String(contentsOfFile: root + "/MANIFEST.tsv", encoding: .utf8)
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: true).map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+        let header = lines.removeFirst()
+        return lines.map { Dictionary(uniqueKeysWithValues: zip(header, $0 + Array(repeating: "", count: max(0, header.count - $0.count)))) }
+    }
+
+    /// Rows that are images (not licence or readme files).
+    static func images() throws -> [[String: String]] {
+        try manifest().filter { !($0["format"] ?? "").hasPrefix("text/") }
+    }
+}
