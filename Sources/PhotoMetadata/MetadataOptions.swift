@@ -1,0 +1,65 @@
+import Foundation
+
+/// How `PhotoMetadata.read` interprets what it finds: the default time zone and the limits that
+/// decide when a value is believed.
+///
+/// Every tunable number of the module lives here, with its default, so that the pipeline's
+/// `Configuration` can set them from `pipeline.json` and a reader of the code finds them in one place.
+public struct MetadataOptions: Sendable, Equatable {
+    /// The zone a capture time without a recorded or GPS-derived offset is assumed to be in
+    /// (`pipeline.json`: `metadata.default_time_zone`). Times read this way are marked assumed.
+    public var defaultTimeZone: TimeZone
+
+    /// Years a capture time may fall in; outside them a date is treated as absent.
+    ///
+    /// The lower bound is 1826, the year of the oldest surviving photograph, so any earlier date
+    /// is a camera whose clock was never set. The upper bound is a fixed calendar year rather
+    /// than "now plus a margin" so that reading the same bytes always gives the same answer;
+    /// 2100 rejects the clearly bogus (year 9999, 2999) while still accepting the odd camera
+    /// clock set to the late 2090s, which a reader of the EXIF would also report.
+    public var plausibleYears: ClosedRange<Int>
+
+    /// The largest EXIF block, in bytes, that is handed to the EXIF parser. A PNG `eXIf` chunk
+    /// that claims more is ignored with a warning: EXIF written by cameras fits in 64 KiB.
+    public var maxExifBytes: Int
+
+    /// When a sidecar's time and the EXIF time differ by more than this many seconds, the
+    /// difference is recorded as a conflict (EXIF still wins).
+    public var sidecarTimeTolerance: TimeInterval
+
+    /// When a sidecar's location and the EXIF location are further apart than this many metres,
+    /// the difference is recorded as a conflict (EXIF still wins).
+    public var sidecarDistanceTolerance: Double
+
+    /// Options with the given default zone and the documented default limits.
+    public init(
+        defaultTimeZone: TimeZone = .gmt,
+        plausibleYears: ClosedRange<Int> = 1826...2100,
+        maxExifBytes: Int = 1 << 20,
+        sidecarTimeTolerance: TimeInterval = 60,
+        sidecarDistanceTolerance: Double = 100
+    ) {
+        self.defaultTimeZone = defaultTimeZone
+        self.plausibleYears = plausibleYears
+        self.maxExifBytes = maxExifBytes
+        self.sidecarTimeTolerance = sidecarTimeTolerance
+        self.sidecarDistanceTolerance = sidecarDistanceTolerance
+    }
+
+    /// UTC as the default zone and every limit at its default.
+    public static let standard = MetadataOptions()
+}
+
+/// Facts of the world the module relies on; not configuration, but named so that no bare
+/// number stands in the code.
+enum MetadataLimits {
+    /// The most western UTC offset in use (Baker Island, UTC−12:00), in seconds.
+    static let minimumOffsetSeconds = -12 * 3600
+    /// The most eastern UTC offset in use (Kiribati, UTC+14:00), in seconds.
+    static let maximumOffsetSeconds = 14 * 3600
+    /// Every UTC offset in use today is a multiple of 15 minutes (Nepal +05:45, Chatham +12:45),
+    /// so an offset derived from GPS time is rounded to this step, in seconds.
+    static let offsetRoundingSeconds = 15 * 60
+    /// Mean Earth radius in metres, for great-circle distances.
+    static let earthRadiusMetres = 6_371_008.8
+}
