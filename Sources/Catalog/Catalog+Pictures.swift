@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Moments
 
 /// What committing a processed photo did.
 public enum CommitOutcome: Sendable, Equatable {
@@ -32,13 +33,12 @@ extension Catalog {
             job.outcome = .added
             job.pictureId = pictureId
             try job.insert(db)
-            let momentId = try assignToMoment(&picture, in: db)
-            var added = OutboxEvent(
-                event: .pictureAdded, momentId: momentId, pictureId: pictureId,
-                payload: Self.json(["picture_id": .int(pictureId), "moment_id": momentId.map { .int($0) } ?? .null, "sha256": .string(picture.sha256)]),
-                createdAt: job.finishedAt)
-            try added.insert(db)
-            return .added(pictureId: pictureId, momentId: momentId)
+            // The picture joins its moment in this same transaction (CA2): serialised with
+            // every other writer, so two photos of one new moment make one moment.
+            var store = CatalogMomentStore(db: db)
+            let events = try MomentEngine(rules: momentRules).ingest(picture.momentFacts, into: &store)
+            try OutboxWriter(db: db, at: job.finishedAt).record(events)
+            return .added(pictureId: pictureId, momentId: try store.momentId(ofPicture: pictureId))
         }
     }
 
@@ -80,11 +80,5 @@ extension Catalog {
     /// The variants of one picture.
     public func variants(ofPicture id: Int64) throws(CatalogError) -> [VariantRecord] {
         try read { db in try VariantRecord.of(picture: id, in: db) }
-    }
-
-    /// The moment a new picture joins. Moments are assigned in this same transaction; until the
-    /// moments engine is wired in, pictures stay unassigned (MO6's state).
-    func assignToMoment(_ picture: inout PictureRecord, in db: Database) throws -> Int64? {
-        picture.momentId
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Moments
 
 /// The catalog of pictures, variants, jobs, places, moments and outbox events (CA1).
 ///
@@ -8,11 +9,14 @@ import GRDB
 public final class Catalog: Sendable {
     /// Where the catalog lives.
     public let path: String
+    /// The moment rules applied when pictures arrive and moments are declared.
+    public let momentRules: MomentRules
     let pool: DatabasePool
 
     /// Opens (creating and migrating when needed) the catalog at `path`.
-    public init(path: String, busyTimeout: TimeInterval = 30) throws(CatalogError) {
+    public init(path: String, momentRules: MomentRules = .default, busyTimeout: TimeInterval = 30) throws(CatalogError) {
         self.path = path
+        self.momentRules = momentRules
         var configuration = Configuration()
         // Several processes write the same file: wait for the lock rather than fail at once.
         configuration.busyMode = .timeout(busyTimeout)

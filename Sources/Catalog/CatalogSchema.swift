@@ -14,7 +14,32 @@ enum CatalogSchema {
             try createJobs(db)
             try createOutbox(db)
         }
+        migrator.registerMigration("v2-moment-facts-and-indexes") { db in
+            try createMomentIndexes(db)
+        }
         return migrator
+    }
+
+    /// What the moments engine keeps per picture, and the R*Tree indexes its queries use, so
+    /// that assigning a photo costs the same with 100 or 100,000 pictures in the catalog.
+    /// R*Tree coordinates are 32-bit floats rounded outwards: a query returns a superset, which
+    /// the engine filters exactly.
+    private static func createMomentIndexes(_ db: Database) throws {
+        try db.alter(table: "pictures") { t in
+            t.add(column: "in_moments", .boolean).notNull().defaults(to: false)
+            t.add(column: "moment_time", .double)          // the trusted capture time the rules use
+            t.add(column: "cover_score", .double).notNull().defaults(to: 0)
+        }
+        try db.execute(sql: "CREATE INDEX pictures_in_moment_order ON pictures(moment_id, moment_time IS NULL, moment_time, sha256)")
+        try db.execute(sql: "CREATE INDEX pictures_in_moment_by_score ON pictures(moment_id, cover_score)")
+        try db.execute(sql: "CREATE INDEX candidates_by_picture ON moment_candidates(picture_id)")
+        try db.execute(sql: "CREATE INDEX pictures_on_requested_moment ON pictures(requested_moment_id) WHERE requested_moment_id IS NOT NULL")
+        // A picture with time and place: one point in (latitude, longitude, time).
+        try db.execute(sql: "CREATE VIRTUAL TABLE picture_index USING rtree(id, min_lat, max_lat, min_lon, max_lon, min_t, max_t)")
+        // A declared moment: the boxes of its place's circle (two across the date line) and its window.
+        try db.execute(sql: "CREATE VIRTUAL TABLE moment_index USING rtree(id, min_lat, max_lat, min_lon, max_lon, min_t, max_t, +moment_id INTEGER)")
+        // A place: the boxes of its circle.
+        try db.execute(sql: "CREATE VIRTUAL TABLE place_index USING rtree(id, min_lat, max_lat, min_lon, max_lon, +place_id INTEGER)")
     }
 
     private static func createPlacesAndMoments(_ db: Database) throws {

@@ -12,6 +12,11 @@ public struct OutboxEvent: Codable, Sendable, Equatable, FetchableRecord, Mutabl
         case momentCreated = "moment.created"
         case momentMerged = "moment.merged"
         case momentCoverChanged = "moment.cover_changed"
+        case momentUpdated = "moment.updated"
+        case momentDeleted = "moment.deleted"
+        case pictureRemoved = "picture.removed"
+        /// A private moment's match from someone not invited (MO2): recorded, not assigned.
+        case momentCandidate = "moment.candidate"
     }
 
     public var id: Int64?

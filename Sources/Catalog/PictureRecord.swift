@@ -1,4 +1,6 @@
+import Foundation
 import GRDB
+import Moments
 
 /// One picture in the catalog: a distinct photo (by SHA-256), with everything read from it.
 public struct PictureRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
@@ -47,6 +49,12 @@ public struct PictureRecord: Codable, Sendable, Equatable, FetchableRecord, Muta
     public var metadataJson: String
     public var momentId: Int64?
     public var createdAt: Double
+    /// Whether the moments engine has filed this picture.
+    public var inMoments: Bool = false
+    /// The trusted capture time the moment rules use (nil when the time is untrusted, MO6).
+    public var momentTime: Double?
+    /// The cover score (0...1) of the cover policy `best` (MO7).
+    public var coverScore: Double = 0
 
     /// A picture ready to insert; the catalog assigns its id.
     public init(
@@ -85,5 +93,16 @@ extension PictureRecord {
     /// Every picture in id order: the stable order of listings and exports.
     public static func all(in db: Database, limit: Int? = nil) throws -> [PictureRecord] {
         try PictureRecord.order(Column("id")).limit(limit ?? Int.max).fetchAll(db)
+    }
+}
+
+extension PictureRecord {
+    /// What the moment rules know of this picture.
+    public var momentFacts: PhotoFacts {
+        PhotoFacts(
+            id: id ?? 0, key: sha256, author: authorId,
+            capturedAt: momentTime.map { Date(timeIntervalSince1970: $0) },
+            location: latitude.flatMap { lat in longitude.map { Coordinate(latitude: lat, longitude: $0) } },
+            requestedMomentId: requestedMomentId, coverScore: coverScore)
     }
 }

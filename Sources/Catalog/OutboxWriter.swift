@@ -1,0 +1,57 @@
+import Foundation
+import GRDB
+import Moments
+
+/// Turns the moment engine's events into outbox rows, in the transaction that caused them.
+struct OutboxWriter {
+    let db: Database
+    let at: Double
+
+    /// Records each event a notifier cares about, in order.
+    func record(_ events: [MomentEvent]) throws {
+        for event in events {
+            guard var row = row(for: event) else { continue }
+            try row.insert(db)
+        }
+    }
+
+    private func row(for event: MomentEvent) -> OutboxEvent? {
+        switch event {
+        case .momentCreated(let moment):
+            return OutboxEvent(event: .momentCreated, momentId: moment.id, pictureId: nil, payload: Catalog.json(Self.describe(moment)), createdAt: at)
+        case .momentUpdated(let moment):
+            return OutboxEvent(event: .momentUpdated, momentId: moment.id, pictureId: nil, payload: Catalog.json(Self.describe(moment)), createdAt: at)
+        case .momentMerged(let from, let into):
+            return OutboxEvent(event: .momentMerged, momentId: into, pictureId: nil,
+                               payload: Catalog.json(["from_moment_id": .int(from), "moment_id": .int(into)]), createdAt: at)
+        case .momentDeleted(let id):
+            return OutboxEvent(event: .momentDeleted, momentId: id, pictureId: nil, payload: Catalog.json(["moment_id": .int(id)]), createdAt: at)
+        case .pictureAdded(let picture, let moment):
+            return OutboxEvent(event: .pictureAdded, momentId: moment, pictureId: picture,
+                               payload: Catalog.json(["picture_id": .int(picture), "moment_id": moment.map { .int($0) } ?? .null]), createdAt: at)
+        case .pictureRemoved(let picture, let moment):
+            return OutboxEvent(event: .pictureRemoved, momentId: moment, pictureId: picture,
+                               payload: Catalog.json(["picture_id": .int(picture), "moment_id": moment.map { .int($0) } ?? .null]), createdAt: at)
+        case .coverChanged(let moment, let picture, let reason):
+            return OutboxEvent(event: .momentCoverChanged, momentId: moment, pictureId: picture,
+                               payload: Catalog.json(["moment_id": .int(moment), "picture_id": picture.map { .int($0) } ?? .null, "reason": .string(reason)]),
+                               createdAt: at)
+        case .candidateRecorded(let picture, let moment):
+            return OutboxEvent(event: .momentCandidate, momentId: moment, pictureId: picture,
+                               payload: Catalog.json(["moment_id": .int(moment), "picture_id": .int(picture), "candidate": .bool(true)]), createdAt: at)
+        case .candidateWithdrawn(let picture, let moment):
+            return OutboxEvent(event: .momentCandidate, momentId: moment, pictureId: picture,
+                               payload: Catalog.json(["moment_id": .int(moment), "picture_id": .int(picture), "candidate": .bool(false)]), createdAt: at)
+        }
+    }
+
+    static func describe(_ moment: Moment) -> [String: JSONValue] {
+        [
+            "moment_id": .int(moment.id), "kind": .string(moment.kind.rawValue), "place_id": .int(moment.placeId),
+            "start": .string(ISO8601DateFormatter().string(from: moment.start)),
+            "end": .string(ISO8601DateFormatter().string(from: moment.end)),
+            "creator": moment.creator.map { .string($0) } ?? .null, "visibility": .string(moment.visibility.rawValue),
+            "title": moment.title.map { .string($0) } ?? .null,
+        ]
+    }
+}

@@ -1,1 +1,0 @@
-// Moments module: placeholder until its owner fills it in.
