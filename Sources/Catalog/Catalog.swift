@@ -35,14 +35,15 @@ public final class Catalog: Sendable {
         }
     }
 
-    /// Runs `body` in one immediate write transaction: everything in it commits together or not at all.
-    public func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(CatalogError) -> T {
+    /// Runs `body` in one immediate write transaction: everything in it commits together or not
+    /// at all (with `commit` false, it is rolled back: a dry run).
+    public func write<T: Sendable>(commit: Bool = true, _ body: @Sendable (Database) throws -> T) throws(CatalogError) -> T {
         do {
             return try pool.writeWithoutTransaction { db in
                 var result: T?
                 try db.inTransaction(.immediate) {
                     result = try body(db)
-                    return .commit
+                    return commit ? .commit : .rollback
                 }
                 guard let result else { throw CatalogError.other("transaction produced no result") }
                 return result

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Moments
 
 /// A catalog failure, classified so that the worker knows whether to retry.
 public enum CatalogError: Error, CustomStringConvertible, Sendable, Equatable {
@@ -9,12 +10,18 @@ public enum CatalogError: Error, CustomStringConvertible, Sendable, Equatable {
     case diskFull(path: String)
     /// The file is not a catalog, or is damaged.
     case corrupt(path: String, message: String)
+    /// A request the moment rules refuse (unknown moment, not the creator, ...): one line.
+    case refused(String)
     /// Any other failure, with the database's message.
     case other(String)
 
     init(_ error: any Error, path: String) {
         if let error = error as? CatalogError {
             self = error
+            return
+        }
+        if let error = error as? MomentError {
+            self = .refused(error.description)
             return
         }
         guard let error = error as? DatabaseError else {
@@ -33,7 +40,7 @@ public enum CatalogError: Error, CustomStringConvertible, Sendable, Equatable {
     public var isTransient: Bool {
         switch self {
         case .busy, .diskFull: true
-        case .corrupt, .other: false
+        case .corrupt, .refused, .other: false
         }
     }
 
@@ -42,6 +49,7 @@ public enum CatalogError: Error, CustomStringConvertible, Sendable, Equatable {
         case .busy(let path): "catalog \(path) is busy (another writer holds it); will retry"
         case .diskFull(let path): "disk full while writing catalog \(path); free space, then run `darkroom retry`"
         case .corrupt(let path, let message): "catalog \(path) is damaged or not a Darkroom catalog (\(message)); restore it from a backup or point catalog.path elsewhere"
+        case .refused(let message): message
         case .other(let message): "catalog error: \(message)"
         }
     }

@@ -100,6 +100,9 @@ struct ConfigurationReader {
             c.maxRecoveries = try int(worker, "max_recoveries", "worker.max_recoveries", min: 0) ?? c.maxRecoveries
         }
         if let moments = try object(root, "moments") {
+            let known: Set<String> = ["grace_before_seconds", "grace_after_seconds", "automatic_radius_metres",
+                                      "automatic_time_gap_seconds", "automatic_visibility", "cover_policy", "cover_margin"]
+            try self.known(moments, "moments", known)
             c.moments = try momentRules(moments)
         }
         return c
@@ -126,7 +129,11 @@ struct ConfigurationReader {
     private func momentRules(_ object: [String: Any]) throws(ConfigurationError) -> MomentRules {
         do {
             let data = try JSONSerialization.data(withJSONObject: object)
-            return try JSONDecoder().decode(MomentRules.self, from: data)
+            let rules = try JSONDecoder().decode(MomentRules.self, from: data)
+            try rules.validate()
+            return rules
+        } catch MomentError.invalidRule(let key, let value, let expected) {
+            throw fail("moments." + key, "must be \(expected) (got \(value))")
         } catch let DecodingError.keyNotFound(key, context) {
             throw fail(path("moments", context.codingPath + [key]), "is required")
         } catch let DecodingError.typeMismatch(_, context) {

@@ -61,6 +61,11 @@ public struct Configuration: Sendable {
         concurrency: 0, pixelBudget: 150_000_000, photoTimeoutSeconds: 120, maxAttempts: 5,
         retryBaseSeconds: 0.5, maxRecoveries: 3, moments: MomentRules())
 
+    /// The recipe of the feed variant.
+    public var feedRecipe: VariantRecipe {
+        variants.first { $0.name == feedVariant } ?? variants[variants.count - 1]
+    }
+
     /// Workers to run: the configured count, or one per core.
     public var effectiveConcurrency: Int {
         concurrency > 0 ? concurrency : max(1, ProcessInfo.processInfo.activeProcessorCount)

@@ -104,7 +104,7 @@ struct PhotoProcessor: Sendable {
 
         let picture = PictureRecordBuilder.make(metadata: metadata, info: info, rendered: rendered,
                                                 sourceName: claim.sourceName, originalPath: originalPath,
-                                                feedVariant: configuration.feedVariant, now: Date())
+                                                feed: configuration.feedRecipe, now: Date())
         job.finishedAt = Date().timeIntervalSince1970
         return try outcome(catalog.commitPicture(picture, variants: variants, job: job))
     }

@@ -1,15 +1,16 @@
 import Catalog
 import Foundation
 import Imaging
+import Moments
 import PhotoMetadata
 
 /// Maps what was read and rendered from a photo onto its catalog row.
 enum PictureRecordBuilder {
     static func make(metadata: CaptureMetadata, info: ImageInfo, rendered: RenderResult, sourceName: String,
-                     originalPath: String, feedVariant: String, now: Date) -> PictureRecord {
+                     originalPath: String, feed: VariantRecipe, now: Date) -> PictureRecord {
         var picture = PictureRecord(
             sha256: metadata.sha256, sourceName: sourceName, originalPath: originalPath,
-            mimeType: metadata.mimeType, byteSize: Int64(metadata.byteSize),
+            mimeType: metadata.mimeType ?? info.format.mimeType, byteSize: Int64(metadata.byteSize),
             width: info.width, height: info.height,
             displayWidth: rendered.displayWidth, displayHeight: rendered.displayHeight,
             orientation: metadata.orientation,
@@ -23,6 +24,8 @@ enum PictureRecordBuilder {
             picture.capturedOffset = time.offsetSeconds
             picture.timeSource = time.source.rawValue
             picture.timeTrusted = time.trusted
+            // Moments use only a trusted time (MO6): a file time says when a copy was made.
+            picture.momentTime = time.trusted ? time.instant.timeIntervalSince1970 : nil
         }
         if let location = metadata.location {
             picture.latitude = location.latitude
@@ -36,16 +39,21 @@ enum PictureRecordBuilder {
         picture.requestedMomentId = metadata.momentId
         picture.focalX = metadata.focalPoint?.x
         picture.focalY = metadata.focalPoint?.y
-        if let feed = rendered.variants.first(where: { $0.name == feedVariant }), let crop = feed.crop {
+        if let variant = rendered.variants.first(where: { $0.name == feed.name }), let crop = variant.crop {
             picture.feedCropX = crop.x
             picture.feedCropY = crop.y
             picture.feedCropWidth = crop.width
             picture.feedCropHeight = crop.height
-            picture.feedCropSource = feed.cropSource.rawValue
+            picture.feedCropSource = variant.cropSource.rawValue
         }
-        picture.sharpness = rendered.statistics.sharpness
-        picture.meanLuma = rendered.statistics.meanLuma
-        picture.clippedFraction = rendered.statistics.clippedFraction
+        let statistics = rendered.statistics
+        picture.sharpness = statistics.sharpness
+        picture.meanLuma = statistics.meanLuma
+        picture.clippedFraction = statistics.clippedFraction
+        picture.coverScore = CoverScore.score(
+            sharpness: statistics.sharpness, meanLuma: statistics.meanLuma, clippedFraction: statistics.clippedFraction,
+            width: rendered.displayWidth, height: rendered.displayHeight,
+            feedAspect: Double(feed.width) / Double(feed.height)).value
         return picture
     }
 }

@@ -34,7 +34,7 @@ public final class Worker: Sendable {
         self.logger = logger
         spool = try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds)
         library = try Library(root: configuration.libraryRoot, backupRoot: configuration.backupDir)
-        catalog = try Catalog(path: configuration.catalogPath)
+        catalog = try Catalog(path: configuration.catalogPath, momentRules: configuration.moments)
         identity = .current
         processor = PhotoProcessor(configuration: configuration, library: library, catalog: catalog,
                                    budget: PixelBudget(limit: configuration.pixelBudget))

@@ -16,7 +16,7 @@ struct Darkroom: ParsableCommand {
         Settings come from --config, else $DARKROOM_CONFIG, else ./pipeline.json, else built-in \
         defaults (the same as the bundled pipeline.json).
         """,
-        subcommands: [Run.self, Enqueue.self, Status.self, Retry.self, Inspect.self, Render.self])
+        subcommands: [Run.self, Enqueue.self, Status.self, Retry.self, Inspect.self, Render.self, Places.self, MomentsCommand.self])
 }
 
 /// The option every command shares: which configuration to use.

@@ -1,0 +1,145 @@
+import Foundation
+import GRDB
+import Moments
+
+/// One page of a moment's pictures in the stable order (MO8).
+public struct PicturePageRecords: Sendable {
+    /// The pictures of this page.
+    public var pictures: [PictureRecord]
+    /// The cursor of the next page; nil on the last one.
+    public var next: PictureCursor?
+}
+
+extension Catalog {
+    // MARK: Places (MO8)
+
+    /// Declares a place for the backend, with its own id or the next free positive one.
+    public func declarePlace(id: Int64?, name: String?, center: Coordinate, radiusMetres: Double) throws(CatalogError) -> Place {
+        let place = Place(id: id ?? 0, name: name, center: center, radiusMetres: radiusMetres)
+        guard place.isValid else {
+            throw CatalogError.refused("a place needs a latitude in -90...90, a longitude in -180...180 and a radius above 0 metres")
+        }
+        return try write { db in
+            var place = place
+            if id == nil { place.id = try Self.nextBackendId(in: "places", db) }
+            var store = CatalogMomentStore(db: db)
+            try store.savePlace(place)
+            return place
+        }
+    }
+
+    /// Every place, by id.
+    public func places() throws(CatalogError) -> [Place] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM places ORDER BY id").map {
+                Place(id: $0["id"], name: $0["name"], center: Coordinate(latitude: $0["latitude"], longitude: $0["longitude"]),
+                      radiusMetres: $0["radius_metres"])
+            }
+        }
+    }
+
+    /// Places whose centre lies within `radiusMetres` of `center`, nearest first.
+    public func places(around center: Coordinate, radiusMetres: Double) throws(CatalogError) -> [Place] {
+        try read { db in
+            PlaceQuery.around(center, radiusMetres: radiusMetres,
+                              among: try CatalogMomentStore(db: db).places(around: center, radiusMetres: radiusMetres))
+        }
+    }
+
+    // MARK: Moments
+
+    /// Declares (or updates) a moment for the backend at one of the catalog's places: the
+    /// pictures it matches join it, even those uploaded before (MO1). An id of nil takes the
+    /// next free positive id.
+    public func declareMoment(_ moment: Moment, id: Int64?) throws(CatalogError) -> (Moment, [MomentEvent]) {
+        try write { [momentRules] db in
+            var moment = moment
+            moment.id = try id ?? Self.nextBackendId(in: "moments", db)
+            var store = CatalogMomentStore(db: db)
+            guard let place = try store.place(id: moment.placeId) else {
+                throw CatalogError.refused("place \(moment.placeId) does not exist; `darkroom places add` declares it")
+            }
+            let events = try MomentEngine(rules: momentRules).declare(moment, at: place, into: &store)
+            try OutboxWriter(db: db, at: Date().timeIntervalSince1970).record(events)
+            return (try store.moment(id: moment.id) ?? moment, events)
+        }
+    }
+
+    /// A moment by id.
+    public func moment(id: Int64) throws(CatalogError) -> Moment? {
+        try read { db in try CatalogMomentStore(db: db).moment(id: id) }
+    }
+
+    /// Every moment (or those of one place), by start time then id.
+    public func moments(atPlace placeId: Int64? = nil) throws(CatalogError) -> [Moment] {
+        try read { db in
+            let store = CatalogMomentStore(db: db)
+            let all = try placeId.map { try store.moments(atPlace: $0) } ?? store.allMoments()
+            return all.sorted { ($0.start, $0.id) < ($1.start, $1.id) }
+        }
+    }
+
+    /// How many pictures each moment holds.
+    public func pictureCounts() throws(CatalogError) -> [Int64: Int] {
+        try read { db in
+            var counts: [Int64: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT moment_id, COUNT(*) FROM pictures WHERE moment_id IS NOT NULL GROUP BY moment_id") {
+                counts[row[0]] = row[1]
+            }
+            return counts
+        }
+    }
+
+    /// One page of a moment's pictures in the stable order: capture time, then content hash;
+    /// pictures without a time last (MO8). Pass the previous page's `next` to continue.
+    public func pictures(inMoment id: Int64, after cursor: PictureCursor?, limit: Int) throws(CatalogError) -> PicturePageRecords {
+        try read { db in
+            var condition = "moment_id = ?"
+            var arguments: StatementArguments = [id]
+            if let cursor {
+                if let time = cursor.capturedAt?.timeIntervalSince1970 {
+                    condition += " AND (moment_time IS NULL OR moment_time > ? OR (moment_time = ? AND sha256 > ?))"
+                    arguments += [time, time, cursor.key]
+                } else {
+                    condition += " AND moment_time IS NULL AND sha256 > ?"
+                    arguments += [cursor.key]
+                }
+            }
+            let rows = try PictureRecord.fetchAll(db, sql: """
+                SELECT * FROM pictures WHERE \(condition)
+                ORDER BY moment_time IS NULL, moment_time, sha256 LIMIT ?
+                """, arguments: arguments + [limit + 1])
+            let page = Array(rows.prefix(limit))
+            let next = rows.count > limit ? page.last.map { PictureCursor(after: $0.momentFacts) } : nil
+            return PicturePageRecords(pictures: page, next: next)
+        }
+    }
+
+    /// Sets the cover of a moment as its creator (MO7): the worker leaves it from then on. A
+    /// picture id of nil hands the cover back to the policy.
+    public func setCover(momentId: Int64, pictureId: Int64?, by user: String) throws(CatalogError) -> [MomentEvent] {
+        try write { [momentRules] db in
+            var store = CatalogMomentStore(db: db)
+            let events = try MomentEngine(rules: momentRules).setCover(momentId: momentId, pictureId: pictureId, by: user, in: &store)
+            try OutboxWriter(db: db, at: Date().timeIntervalSince1970).record(events)
+            return events
+        }
+    }
+
+    /// Recomputes every moment from the pictures and declared moments (MO5) and returns what
+    /// changed: nothing, when the incremental state was right. With `apply` false the changes
+    /// are computed and rolled back, for a check.
+    public func rebuildMoments(apply: Bool) throws(CatalogError) -> [MomentEvent] {
+        try write(commit: apply) { [momentRules] db in
+            var store = CatalogMomentStore(db: db)
+            let events = try MomentEngine(rules: momentRules).rebuild(&store)
+            try OutboxWriter(db: db, at: Date().timeIntervalSince1970).record(events)
+            return events
+        }
+    }
+
+    /// The next positive id of a table: the backend's range (the worker's own ids are negative).
+    private static func nextBackendId(in table: String, _ db: Database) throws -> Int64 {
+        (try Int64.fetchOne(db, sql: "SELECT MAX(MAX(id), 0) + 1 FROM \(table)") ?? nil) ?? 1
+    }
+}

@@ -1,0 +1,121 @@
+import Catalog
+import Foundation
+import Moments
+
+/// A place as the command line and exports show it.
+public struct PlaceView: Encodable, Sendable {
+    public var id: Int64
+    public var name: String?
+    public var lat: Double
+    public var long: Double
+    public var radiusMetres: Double
+
+    public init(_ place: Place) {
+        id = place.id
+        name = place.name
+        lat = place.center.latitude
+        long = place.center.longitude
+        radiusMetres = place.radiusMetres
+    }
+}
+
+/// A moment as the command line and exports show it.
+public struct MomentView: Encodable, Sendable {
+    public var id: Int64
+    public var kind: String
+    public var title: String?
+    public var place: PlaceView?
+    public var start: Date
+    public var end: Date
+    public var creator: String?
+    public var visibility: String
+    public var invitees: [String]
+    public var pictures: Int
+    public var coverPictureId: Int64?
+    public var coverSource: String
+    public var coverReason: String?
+
+    public init(_ moment: Moment, place: Place?, pictures: Int) {
+        id = moment.id
+        kind = moment.kind.rawValue
+        title = moment.title
+        self.place = place.map(PlaceView.init)
+        start = moment.start
+        end = moment.end
+        creator = moment.creator
+        visibility = moment.visibility.rawValue
+        invitees = moment.invitees.sorted()
+        self.pictures = pictures
+        coverPictureId = moment.coverPictureId
+        coverSource = moment.coverSource.rawValue
+        coverReason = moment.coverReason
+    }
+}
+
+/// A picture in a moment listing, with its variants' library paths.
+public struct PictureView: Encodable, Sendable {
+    public var id: Int64
+    public var sha256: String
+    public var sourceName: String
+    public var author: String?
+    public var capturedAt: Date?
+    public var lat: Double?
+    public var long: Double?
+    public var width: Int
+    public var height: Int
+    public var variants: [String: String]
+
+    public init(_ picture: PictureRecord, variants: [VariantRecord]) {
+        id = picture.id ?? 0
+        sha256 = picture.sha256
+        sourceName = picture.sourceName
+        author = picture.authorId
+        capturedAt = picture.capturedAt.map { Date(timeIntervalSince1970: $0) }
+        lat = picture.latitude
+        long = picture.longitude
+        width = picture.displayWidth
+        height = picture.displayHeight
+        self.variants = Dictionary(uniqueKeysWithValues: variants.map { ($0.name, $0.path) })
+    }
+}
+
+/// Reads of moments and places for the command line and the exports.
+public struct MomentCatalog: Sendable {
+    public let catalog: Catalog
+
+    public init(catalog: Catalog) {
+        self.catalog = catalog
+    }
+
+    /// Every moment (or one place's) with its place and picture count.
+    public func moments(atPlace placeId: Int64? = nil) throws -> [MomentView] {
+        let places = Dictionary(uniqueKeysWithValues: try catalog.places().map { ($0.id, $0) })
+        let counts = try catalog.pictureCounts()
+        return try catalog.moments(atPlace: placeId).map { MomentView($0, place: places[$0.placeId], pictures: counts[$0.id] ?? 0) }
+    }
+
+    /// One moment with its place and count, or nil.
+    public func moment(id: Int64) throws -> MomentView? {
+        guard let moment = try catalog.moment(id: id) else { return nil }
+        let place = try catalog.places().first { $0.id == moment.placeId }
+        return MomentView(moment, place: place, pictures: try catalog.pictureCounts()[id] ?? 0)
+    }
+
+    /// One page of a moment's pictures with their variants.
+    public func pictures(inMoment id: Int64, after cursor: PictureCursor?, limit: Int) throws -> (pictures: [PictureView], next: PictureCursor?) {
+        let page = try catalog.pictures(inMoment: id, after: cursor, limit: limit)
+        let views = try page.pictures.map { picture in
+            PictureView(picture, variants: try catalog.variants(ofPicture: picture.id ?? 0))
+        }
+        return (views, page.next)
+    }
+
+    /// A JSON encoder for these views: snake_case keys, ISO 8601 dates.
+    public static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+}

@@ -1,0 +1,211 @@
+import ArgumentParser
+import Catalog
+import Foundation
+import Moments
+import Pipeline
+
+struct MomentsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "moments",
+        abstract: "Declare, list, show and export moments; set covers; rebuild.",
+        discussion: """
+        A moment is a place and a time window. Declared moments (from the backend) receive the \
+        photos taken within their place's radius and window (with the configured grace); a \
+        private one only from its creator and invitees. Photos that match none form automatic \
+        moments, private to their author, of photos within the automatic radius and time gap of \
+        each other. Each moment has a cover: the creator's choice, else the policy's \
+        (moments.cover_policy).
+        """,
+        subcommands: [Create.self, List.self, Show.self, SetCover.self, Rebuild.self, Export.self])
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Declare a moment (or update one, with --id).",
+            discussion: "Pictures it matches join it at once, even those uploaded before (after-the-fact pictures).")
+        @OptionGroup var options: ConfigOption
+        @Option(help: "The place (see `darkroom places`).") var place: Int64
+        @Option(help: ArgumentHelp("Start, ISO 8601 with offset (2024-05-07T18:00:00+02:00).", valueName: "time")) var start: String
+        @Option(help: ArgumentHelp("End, ISO 8601 with offset.", valueName: "time")) var end: String
+        @Option(help: "The creator's user id.") var creator: String?
+        @Option(help: ArgumentHelp("public or private.", valueName: "visibility")) var visibility: String = "public"
+        @Option(name: .customLong("invite"), help: ArgumentHelp("A user invited to a private moment (repeatable).", valueName: "user"))
+        var invitees: [String] = []
+        @Option(help: "A title.") var title: String?
+        @Option(help: "The backend's id for it (default: the next free id).") var id: Int64?
+        @Flag(help: "Print JSON.") var json = false
+
+        func validate() throws {
+            guard let s = Self.date(start) else { throw ValidationError("--start \(start): not an ISO 8601 time with an offset, such as 2024-05-07T18:00:00+02:00") }
+            guard let e = Self.date(end) else { throw ValidationError("--end \(end): not an ISO 8601 time with an offset, such as 2024-05-07T20:00:00+02:00") }
+            guard e >= s else { throw ValidationError("--end must not be before --start") }
+            guard Visibility(rawValue: visibility) != nil else { throw ValidationError("--visibility must be public or private (got \(visibility))") }
+            if visibility == "private" && creator == nil { throw ValidationError("a private moment needs --creator") }
+            if let id, id <= 0 { throw ValidationError("--id must be above 0 (negative ids are the worker's own)") }
+        }
+
+        static func date(_ text: String) -> Date? {
+            let plain = ISO8601DateFormatter()
+            let fractional = ISO8601DateFormatter()
+            fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            return plain.date(from: text) ?? fractional.date(from: text)
+        }
+
+        func run() throws {
+            let catalog = try options.catalog()
+            let moment = Moment(id: id ?? 0, kind: .declared, placeId: place, start: Self.date(start) ?? Date(), end: Self.date(end) ?? Date(),
+                                creator: creator, visibility: Visibility(rawValue: visibility) ?? .public, invitees: Set(invitees), title: title)
+            let (saved, events) = try catalog.declareMoment(moment, id: id)
+            let view = try MomentCatalog(catalog: catalog).moment(id: saved.id)
+            try Output.print(view, json: json) { _ in
+                let joined = events.filter { if case .pictureAdded(_, saved.id) = $0 { return true } else { return false } }.count
+                return "moment \(saved.id) declared; \(joined) picture\(joined == 1 ? "" : "s") joined it"
+            }
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List moments by start time.")
+        @OptionGroup var options: ConfigOption
+        @Option(help: "Only the moments of this place.") var place: Int64?
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() throws {
+            let views = try MomentCatalog(catalog: try options.catalog()).moments(atPlace: place)
+            try Output.print(views, json: json) { views in
+                views.isEmpty ? "no moment" : views.map(MomentsText.line).joined(separator: "\n")
+            }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show a moment and a page of its pictures, in a stable order.",
+            discussion: "Pictures come by capture time, then content hash (those without a time last). Pass the printed cursor to --after for the next page.")
+        @OptionGroup var options: ConfigOption
+        @Argument(help: "The moment's id.") var id: Int64
+        @Option(help: "Pictures per page.") var limit = 50
+        @Option(help: ArgumentHelp("The cursor printed at the end of the previous page.", valueName: "cursor")) var after: String?
+        @Flag(help: "Print JSON.") var json = false
+
+        func validate() throws {
+            guard limit > 0, limit <= 1000 else { throw ValidationError("--limit must be from 1 to 1000 (got \(limit))") }
+            if let after, PictureCursor(after) == nil { throw ValidationError("--after \(after) is not a cursor printed by `darkroom moments show`") }
+        }
+
+        func run() throws {
+            let moments = MomentCatalog(catalog: try options.catalog())
+            guard let moment = try moments.moment(id: id) else { throw ValidationError("moment \(id) does not exist; `darkroom moments list` lists them") }
+            let page = try moments.pictures(inMoment: id, after: after.flatMap(PictureCursor.init), limit: limit)
+            let shown = ShownMoment(moment: moment, pictures: page.pictures, next: page.next?.description)
+            try Output.print(shown, json: json) { shown in
+                var lines = [MomentsText.line(shown.moment), "  cover: \(shown.moment.coverPictureId.map(String.init) ?? "none") (\(shown.moment.coverReason ?? shown.moment.coverSource))"]
+                for p in shown.pictures {
+                    lines.append("  \(p.id)\t\(p.capturedAt.map { ISO8601DateFormatter().string(from: $0) } ?? "no time")\t\(p.author ?? "-")\t\(p.sourceName)\t\(p.variants["thumb"] ?? "")")
+                }
+                if let next = shown.next { lines.append("  more: --after \(next)") }
+                return lines.joined(separator: "\n")
+            }
+        }
+    }
+
+    struct ShownMoment: Encodable {
+        var moment: MomentView
+        var pictures: [PictureView]
+        var next: String?
+    }
+
+    struct SetCover: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-cover",
+            abstract: "Set a moment's cover as its creator; the worker then leaves it.",
+            discussion: "Only the creator may, with one of the moment's pictures. --clear hands the cover back to the policy.")
+        @OptionGroup var options: ConfigOption
+        @Argument(help: "The moment's id.") var moment: Int64
+        @Argument(help: "The picture's id.") var picture: Int64?
+        @Option(name: .customLong("as"), help: ArgumentHelp("The user doing it: must be the moment's creator.", valueName: "user")) var user: String
+        @Flag(help: "Hand the cover back to the policy.") var clear = false
+
+        func validate() throws {
+            if clear == (picture != nil) { throw ValidationError("name a picture, or pass --clear") }
+        }
+
+        func run() throws {
+            let events = try options.catalog().setCover(momentId: moment, pictureId: clear ? nil : picture, by: user)
+            print(events.isEmpty ? "cover unchanged" : "cover of moment \(moment) set by \(user)")
+        }
+    }
+
+    struct Rebuild: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Recompute every moment from scratch and report what differs.",
+            discussion: """
+            The moments of the same photos must not depend on the order they arrived in (MO5): \
+            this recomputes them from all pictures and declared moments and lists every change. \
+            Nothing listed means the incremental state was right. --check only reports (exit 1 \
+            when something differs); without it the changes are applied.
+            """)
+        @OptionGroup var options: ConfigOption
+        @Flag(help: "Report differences without applying them; exit 1 when there are any.") var check = false
+
+        func run() throws {
+            let events = try options.catalog().rebuildMoments(apply: !check)
+            if events.isEmpty {
+                print("moments agree with a rebuild from scratch: nothing to change")
+                return
+            }
+            for event in events { print(MomentsText.describe(event)) }
+            print("\(events.count) change\(events.count == 1 ? "" : "s") \(check ? "found (not applied)" : "applied")")
+            if check { throw ExitCode(1) }
+        }
+    }
+
+    struct Export: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write the moments as a static HTML page or as GeoJSON.",
+            discussion: "--html DIR writes DIR/index.html with covers and thumbnails (copied into DIR/media/), to open in a browser with no server. --geojson FILE writes the moments as points for any map tool.")
+        @OptionGroup var options: ConfigOption
+        @Option(help: ArgumentHelp("Directory for index.html and its images.", valueName: "dir")) var html: String?
+        @Option(help: ArgumentHelp("GeoJSON file to write.", valueName: "file")) var geojson: String?
+
+        func validate() throws {
+            if html == nil && geojson == nil { throw ValidationError("pass --html DIR, --geojson FILE, or both") }
+        }
+
+        func run() throws {
+            let configuration = try options.load()
+            let catalog = try Catalog(path: configuration.catalogPath, momentRules: configuration.moments)
+            let thumb = configuration.variants.min { $0.width * $0.height < $1.width * $1.height }?.name ?? configuration.feedVariant
+            let export = MomentExport(moments: MomentCatalog(catalog: catalog), library: configuration.libraryRoot,
+                                      coverVariant: configuration.feedVariant, thumbVariant: thumb)
+            if let html {
+                let count = try export.html(into: html)
+                print("wrote \(html)/index.html (\(count) moment\(count == 1 ? "" : "s"))")
+            }
+            if let geojson {
+                let count = try export.geoJSON(to: geojson)
+                print("wrote \(geojson) (\(count) moment\(count == 1 ? "" : "s"))")
+            }
+        }
+    }
+}
+
+enum MomentsText {
+    static func line(_ m: MomentView) -> String {
+        let formatter = ISO8601DateFormatter()
+        return "\(m.id)\t\(m.kind)\t\(m.visibility)\t\(formatter.string(from: m.start)) – \(formatter.string(from: m.end))\t\(m.pictures) pictures\tplace \(m.place.map { String($0.id) } ?? "-")\t\(m.title ?? "")"
+    }
+
+    static func describe(_ event: MomentEvent) -> String {
+        switch event {
+        case .momentCreated(let m): "moment \(m.id) created (\(m.kind.rawValue))"
+        case .momentUpdated(let m): "moment \(m.id) updated"
+        case .momentMerged(let from, let into): "moment \(from) merged into \(into)"
+        case .momentDeleted(let id): "moment \(id) deleted"
+        case .pictureAdded(let p, let m): "picture \(p) moved to \(m.map { "moment \($0)" } ?? "no moment")"
+        case .pictureRemoved(let p, let m): "picture \(p) removed from \(m.map { "moment \($0)" } ?? "no moment")"
+        case .coverChanged(let m, let p, let reason): "cover of moment \(m) is now \(p.map { "picture \($0)" } ?? "none") (\(reason))"
+        case .candidateRecorded(let p, let m): "picture \(p) recorded as a candidate of moment \(m)"
+        case .candidateWithdrawn(let p, let m): "picture \(p) no longer a candidate of moment \(m)"
+        }
+    }
+}
