@@ -34,7 +34,7 @@ release: deps
 # a library and an SQLite catalog under ./run/.
 run: release
 	@rm -rf run && mkdir -p run
-	$(RELEASE_BIN) enqueue --quiet samples/*.jpg samples/*.png
+	$(RELEASE_BIN) enqueue --quiet $(wildcard samples/*.jpg samples/*.JPG samples/*.png)
 	$(RELEASE_BIN) run --once
 	@echo
 	$(RELEASE_BIN) status

@@ -40,7 +40,7 @@ let package = Package(
             "Pipeline",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .executableTarget(name: "darkroom-bench", dependencies: ["Pipeline"], path: "Benchmarks/darkroom-bench"),
+        .executableTarget(name: "darkroom-bench", dependencies: ["Imaging", "PhotoMetadata", "Pipeline"]),
 
         .testTarget(name: "ImagingTests", dependencies: ["Imaging"]),
         .testTarget(name: "PhotoMetadataTests", dependencies: ["PhotoMetadata"]),

@@ -1,3 +1,402 @@
-/* placeholder: the Imaging owner writes the JPEG shim here */
+/*
+ * libjpeg shim: every library call runs inside a setjmp frame owned by this file.
+ * See include/cjpeg.h for the contract.
+ */
 #include "cjpeg.h"
-int dr_jpeg_placeholder(void) { return 0; }
+
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jpeglib.h>
+#include <jerror.h>
+
+/* libjpeg's error manager, extended with the jump target and the status to fill. */
+typedef struct {
+    struct jpeg_error_mgr base;
+    jmp_buf jump;
+    dr_jpeg_status *status;
+    int truncated;
+} dr_error_mgr;
+
+static void dr_copy_message(j_common_ptr cinfo, char *buffer) {
+    char text[JMSG_LENGTH_MAX];
+    text[0] = 0;
+    (*cinfo->err->format_message)(cinfo, text);
+    snprintf(buffer, DR_JPEG_MESSAGE_MAX, "%s", text);
+}
+
+/* Fatal errors: record the message and jump back into the shim function. */
+static void dr_error_exit(j_common_ptr cinfo) {
+    dr_error_mgr *err = (dr_error_mgr *)cinfo->err;
+    dr_copy_message(cinfo, err->status->message);
+    err->status->library_code = err->base.msg_code;
+    longjmp(err->jump, 1);
+}
+
+/*
+ * Warnings (msg_level -1) and trace messages (>= 0). The default prints to stderr;
+ * here nothing is printed. Premature end of data is fatal: libjpeg would otherwise pad
+ * the rest of the picture with grey, and a half-grey variant is worse than a clear refusal.
+ * Other corrupt-data warnings (extraneous bytes, a bad Huffman code in one MCU) are counted
+ * and the decode goes on, as most viewers do.
+ */
+static void dr_emit_message(j_common_ptr cinfo, int msg_level) {
+    dr_error_mgr *err = (dr_error_mgr *)cinfo->err;
+    if (msg_level >= 0) return;
+    err->base.num_warnings++;
+    err->status->warnings = err->base.num_warnings;
+    if (err->status->first_warning[0] == 0) {
+        dr_copy_message(cinfo, err->status->first_warning);
+    }
+    if (err->base.msg_code == JWRN_JPEG_EOF) {
+        err->truncated = 1;
+        dr_copy_message(cinfo, err->status->message);
+        err->status->library_code = err->base.msg_code;
+        longjmp(err->jump, 1);
+    }
+}
+
+static void dr_output_message(j_common_ptr cinfo) { (void)cinfo; }
+
+static void dr_status_reset(dr_jpeg_status *status) {
+    status->code = DR_JPEG_OK;
+    status->library_code = -1;
+    status->warnings = 0;
+    status->message[0] = 0;
+    status->first_warning[0] = 0;
+}
+
+static void dr_install_errors(dr_error_mgr *err, dr_jpeg_status *status) {
+    jpeg_std_error(&err->base);
+    err->base.error_exit = dr_error_exit;
+    err->base.emit_message = dr_emit_message;
+    err->base.output_message = dr_output_message;
+    err->status = status;
+    err->truncated = 0;
+}
+
+static void dr_fill_info(const struct jpeg_decompress_struct *cinfo, dr_jpeg_info *info) {
+    info->width = (int)cinfo->image_width;
+    info->height = (int)cinfo->image_height;
+    info->components = cinfo->num_components;
+    info->color_space = (int)cinfo->jpeg_color_space;
+    info->precision = cinfo->data_precision;
+    info->progressive = cinfo->progressive_mode ? 1 : 0;
+    info->arithmetic = cinfo->arith_code ? 1 : 0;
+    info->adobe_marker = cinfo->saw_Adobe_marker ? 1 : 0;
+}
+
+/* Classifies a failure after the jump: truncation, precision, zero size or plain corruption. */
+static int dr_failure_code(const dr_error_mgr *err, const struct jpeg_decompress_struct *cinfo) {
+    if (err->truncated || err->base.msg_code == JERR_INPUT_EOF || err->base.msg_code == JERR_INPUT_EMPTY)
+        return DR_JPEG_TRUNCATED;
+    if (err->base.msg_code == JERR_BAD_PRECISION) return DR_JPEG_UNSUPPORTED_PRECISION;
+    if (err->base.msg_code == JERR_EMPTY_IMAGE && (cinfo->image_width == 0 || cinfo->image_height == 0))
+        return DR_JPEG_ZERO_SIZE;
+    if (err->base.msg_code == JERR_OUT_OF_MEMORY) return DR_JPEG_NO_MEMORY;
+    return DR_JPEG_CORRUPT;
+}
+
+/* The header's claimed size against the limit; libjpeg has stored it once SOF was read. */
+static int dr_over_limit(const struct jpeg_decompress_struct *cinfo, uint64_t pixel_limit) {
+    if (pixel_limit == 0) return 0;
+    return (uint64_t)cinfo->image_width * (uint64_t)cinfo->image_height > pixel_limit;
+}
+
+/* libjpeg-turbo sizes its working memory from the header; this bounds it as well. */
+static long dr_memory_bound(uint64_t pixel_limit) {
+    const uint64_t per_pixel = 16; /* coefficients (2 bytes x up to 4 components) and slack */
+    const uint64_t floor_bytes = 64u << 20;
+    uint64_t bound = pixel_limit == 0 ? 0 : pixel_limit * per_pixel;
+    if (bound != 0 && bound < floor_bytes) bound = floor_bytes;
+    if (bound > (uint64_t)0x7fffffff * 16) bound = (uint64_t)0x7fffffff * 16;
+    return (long)bound;
+}
+
+static int dr_read_header(struct jpeg_decompress_struct *cinfo, const uint8_t *data, size_t size) {
+    jpeg_mem_src(cinfo, data, (unsigned long)size);
+    jpeg_save_markers(cinfo, JPEG_APP0 + 2, 0xFFFF); /* ICC profile chunks */
+    return jpeg_read_header(cinfo, TRUE);
+}
+
+int dr_jpeg_probe(const uint8_t *data, size_t size, uint64_t pixel_limit,
+                  dr_jpeg_info *info, dr_jpeg_status *status) {
+    struct jpeg_decompress_struct cinfo;
+    dr_error_mgr err;
+    JOCTET *volatile icc = NULL;
+
+    dr_status_reset(status);
+    memset(info, 0, sizeof(*info));
+    if (data == NULL || size == 0) {
+        status->code = DR_JPEG_BAD_ARGUMENT;
+        return status->code;
+    }
+    memset(&cinfo, 0, sizeof(cinfo));
+    dr_install_errors(&err, status);
+    cinfo.err = &err.base;
+    if (setjmp(err.jump)) {
+        dr_fill_info(&cinfo, info);
+        status->code = dr_over_limit(&cinfo, pixel_limit) ? DR_JPEG_TOO_MANY_PIXELS
+                                                          : dr_failure_code(&err, &cinfo);
+        if (icc) free(icc);
+        jpeg_destroy_decompress(&cinfo);
+        return status->code;
+    }
+    jpeg_create_decompress(&cinfo);
+    cinfo.mem->max_memory_to_use = dr_memory_bound(pixel_limit);
+    int header = dr_read_header(&cinfo, data, size);
+    dr_fill_info(&cinfo, info);
+    if (header != JPEG_HEADER_OK) {
+        snprintf(status->message, DR_JPEG_MESSAGE_MAX, "JPEG datastream contains no image");
+        status->code = DR_JPEG_CORRUPT;
+    } else if (dr_over_limit(&cinfo, pixel_limit)) {
+        status->code = DR_JPEG_TOO_MANY_PIXELS;
+    } else {
+        JOCTET *profile = NULL;
+        unsigned int length = 0;
+        if (jpeg_read_icc_profile(&cinfo, &profile, &length)) {
+            icc = profile;
+            info->has_icc = 1;
+        }
+    }
+    if (icc) free(icc);
+    icc = NULL;
+    jpeg_destroy_decompress(&cinfo);
+    return status->code;
+}
+
+/* CMYK as libjpeg returns it to RGB. Adobe writers store the channels inverted. */
+static void dr_cmyk_row_to_rgb(const uint8_t *cmyk, uint8_t *rgb, int width, int inverted) {
+    for (int x = 0; x < width; x++) {
+        unsigned c = cmyk[0], m = cmyk[1], y = cmyk[2], k = cmyk[3];
+        if (!inverted) { c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k; }
+        rgb[0] = (uint8_t)((c * k + 127) / 255);
+        rgb[1] = (uint8_t)((m * k + 127) / 255);
+        rgb[2] = (uint8_t)((y * k + 127) / 255);
+        cmyk += 4;
+        rgb += 3;
+    }
+}
+
+int dr_jpeg_decode(const uint8_t *data, size_t size, int scale_num, uint64_t pixel_limit,
+                   int fast, dr_jpeg_info *info, dr_jpeg_image *image, dr_jpeg_status *status) {
+    struct jpeg_decompress_struct cinfo;
+    dr_error_mgr err;
+    uint8_t *volatile pixels = NULL;
+    uint8_t *volatile cmyk_row = NULL;
+    JOCTET *volatile icc = NULL;
+
+    dr_status_reset(status);
+    memset(info, 0, sizeof(*info));
+    memset(image, 0, sizeof(*image));
+    if (data == NULL || size == 0 || scale_num < 1 || scale_num > 8) {
+        status->code = DR_JPEG_BAD_ARGUMENT;
+        return status->code;
+    }
+    memset(&cinfo, 0, sizeof(cinfo));
+    dr_install_errors(&err, status);
+    cinfo.err = &err.base;
+    if (setjmp(err.jump)) {
+        dr_fill_info(&cinfo, info);
+        status->code = dr_over_limit(&cinfo, pixel_limit) ? DR_JPEG_TOO_MANY_PIXELS
+                                                          : dr_failure_code(&err, &cinfo);
+        free(pixels);
+        free(cmyk_row);
+        free(icc);
+        jpeg_destroy_decompress(&cinfo);
+        return status->code;
+    }
+    jpeg_create_decompress(&cinfo);
+    cinfo.mem->max_memory_to_use = dr_memory_bound(pixel_limit);
+    if (dr_read_header(&cinfo, data, size) != JPEG_HEADER_OK) {
+        snprintf(status->message, DR_JPEG_MESSAGE_MAX, "JPEG datastream contains no image");
+        status->code = DR_JPEG_CORRUPT;
+        jpeg_destroy_decompress(&cinfo);
+        return status->code;
+    }
+    dr_fill_info(&cinfo, info);
+    if (dr_over_limit(&cinfo, pixel_limit)) {
+        status->code = DR_JPEG_TOO_MANY_PIXELS;
+        jpeg_destroy_decompress(&cinfo);
+        return status->code;
+    }
+    {
+        JOCTET *profile = NULL;
+        unsigned int length = 0;
+        if (jpeg_read_icc_profile(&cinfo, &profile, &length)) {
+            icc = profile;
+            info->has_icc = 1;
+            image->icc_length = length;
+        }
+    }
+
+    const int is_cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
+    cinfo.out_color_space = is_cmyk ? JCS_CMYK : JCS_RGB;
+    cinfo.scale_num = (unsigned int)scale_num;
+    cinfo.scale_denom = 8;
+    if (fast) {
+        cinfo.dct_method = JDCT_IFAST;
+        cinfo.do_fancy_upsampling = FALSE;
+    }
+    jpeg_start_decompress(&cinfo);
+
+    const size_t width = cinfo.output_width, height = cinfo.output_height;
+    pixels = malloc(width * height * 3);
+    if (pixels == NULL) {
+        snprintf(status->message, DR_JPEG_MESSAGE_MAX, "out of memory for %zux%zu pixels", width, height);
+        status->code = DR_JPEG_NO_MEMORY;
+        free(icc);
+        jpeg_destroy_decompress(&cinfo);
+        return status->code;
+    }
+    if (is_cmyk) {
+        cmyk_row = malloc(width * 4);
+        if (cmyk_row == NULL) {
+            status->code = DR_JPEG_NO_MEMORY;
+            free(pixels);
+            free(icc);
+            jpeg_destroy_decompress(&cinfo);
+            return status->code;
+        }
+    }
+    while (cinfo.output_scanline < cinfo.output_height) {
+        JSAMPROW rows[16];
+        const JDIMENSION first = cinfo.output_scanline;
+        if (is_cmyk) {
+            rows[0] = cmyk_row;
+            if (jpeg_read_scanlines(&cinfo, rows, 1) != 1) break;
+            dr_cmyk_row_to_rgb(cmyk_row, pixels + (size_t)first * width * 3, (int)width,
+                               cinfo.saw_Adobe_marker);
+        } else {
+            JDIMENSION count = cinfo.output_height - first;
+            if (count > 16) count = 16;
+            for (JDIMENSION i = 0; i < count; i++) rows[i] = pixels + (size_t)(first + i) * width * 3;
+            if (jpeg_read_scanlines(&cinfo, rows, count) == 0) break;
+        }
+    }
+    if (cinfo.output_scanline < cinfo.output_height) {
+        /* A memory source never suspends, so this is unreachable; never hand out unwritten rows. */
+        snprintf(status->message, DR_JPEG_MESSAGE_MAX, "decoding stopped early");
+        status->code = DR_JPEG_TRUNCATED;
+        free(pixels);
+        free(cmyk_row);
+        free(icc);
+        jpeg_destroy_decompress(&cinfo);
+        return status->code;
+    }
+    /* jpeg_finish_decompress would read on to EOI; trailing garbage there is harmless. */
+    jpeg_abort_decompress(&cinfo);
+    jpeg_destroy_decompress(&cinfo);
+    free(cmyk_row);
+    image->pixels = pixels;
+    image->width = (int)width;
+    image->height = (int)height;
+    image->icc = icc;
+    return DR_JPEG_OK;
+}
+
+/* A growing in-memory destination owned by this file, so every path knows the live buffer. */
+typedef struct {
+    struct jpeg_destination_mgr pub;
+    uint8_t *buffer;
+    size_t capacity;
+    size_t length;
+} dr_memory_destination;
+
+static void dr_destination_init(j_compress_ptr cinfo) {
+    dr_memory_destination *dest = (dr_memory_destination *)cinfo->dest;
+    dest->pub.next_output_byte = dest->buffer;
+    dest->pub.free_in_buffer = dest->capacity;
+}
+
+static boolean dr_destination_grow(j_compress_ptr cinfo) {
+    dr_memory_destination *dest = (dr_memory_destination *)cinfo->dest;
+    const size_t grown = dest->capacity * 2;
+    uint8_t *bigger = realloc(dest->buffer, grown);
+    if (bigger == NULL) ERREXIT1(cinfo, JERR_OUT_OF_MEMORY, 0);
+    dest->buffer = bigger;
+    dest->pub.next_output_byte = bigger + dest->capacity;
+    dest->pub.free_in_buffer = grown - dest->capacity;
+    dest->capacity = grown;
+    return TRUE;
+}
+
+static void dr_destination_term(j_compress_ptr cinfo) {
+    dr_memory_destination *dest = (dr_memory_destination *)cinfo->dest;
+    dest->length = dest->capacity - dest->pub.free_in_buffer;
+}
+
+int dr_jpeg_encode(const uint8_t *rgb, int width, int height, size_t stride, int quality,
+                   int progressive, int optimize, const uint8_t *icc, unsigned int icc_length,
+                   uint8_t **out, unsigned long *out_length, dr_jpeg_status *status) {
+    struct jpeg_compress_struct cinfo;
+    dr_error_mgr err;
+    dr_memory_destination *dest = NULL;
+
+    dr_status_reset(status);
+    *out = NULL;
+    *out_length = 0;
+    if (rgb == NULL || width <= 0 || height <= 0 || stride < (size_t)width * 3 || quality < 1 || quality > 100) {
+        status->code = DR_JPEG_BAD_ARGUMENT;
+        return status->code;
+    }
+    /* On the heap: the struct changes between setjmp and a longjmp, its address does not. */
+    dest = calloc(1, sizeof(*dest));
+    if (dest == NULL) {
+        status->code = DR_JPEG_NO_MEMORY;
+        return status->code;
+    }
+    /* A first guess of the compressed size: a tenth of the raw pixels, at least 64 KiB. */
+    dest->capacity = (size_t)width * (size_t)height * 3 / 10;
+    if (dest->capacity < 65536) dest->capacity = 65536;
+    dest->buffer = malloc(dest->capacity);
+    if (dest->buffer == NULL) {
+        free(dest);
+        status->code = DR_JPEG_NO_MEMORY;
+        return status->code;
+    }
+    dest->pub.init_destination = dr_destination_init;
+    dest->pub.empty_output_buffer = dr_destination_grow;
+    dest->pub.term_destination = dr_destination_term;
+
+    memset(&cinfo, 0, sizeof(cinfo));
+    dr_install_errors(&err, status);
+    cinfo.err = &err.base;
+    if (setjmp(err.jump)) {
+        status->code = err.base.msg_code == JERR_OUT_OF_MEMORY ? DR_JPEG_NO_MEMORY : DR_JPEG_CORRUPT;
+        jpeg_destroy_compress(&cinfo);
+        free(dest->buffer);
+        free(dest);
+        return status->code;
+    }
+    jpeg_create_compress(&cinfo);
+    cinfo.dest = &dest->pub;
+    cinfo.image_width = (JDIMENSION)width;
+    cinfo.image_height = (JDIMENSION)height;
+    cinfo.input_components = 3;
+    cinfo.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&cinfo);
+    jpeg_set_quality(&cinfo, quality, TRUE);
+    cinfo.optimize_coding = optimize ? TRUE : FALSE;
+    if (progressive) jpeg_simple_progression(&cinfo);
+    jpeg_start_compress(&cinfo, TRUE);
+    if (icc != NULL && icc_length > 0) jpeg_write_icc_profile(&cinfo, icc, icc_length);
+    while (cinfo.next_scanline < cinfo.image_height) {
+        JSAMPROW rows[16];
+        JDIMENSION count = cinfo.image_height - cinfo.next_scanline;
+        if (count > 16) count = 16;
+        for (JDIMENSION i = 0; i < count; i++)
+            rows[i] = (JSAMPROW)(rgb + (size_t)(cinfo.next_scanline + i) * stride);
+        jpeg_write_scanlines(&cinfo, rows, count);
+    }
+    jpeg_finish_compress(&cinfo);
+    jpeg_destroy_compress(&cinfo);
+    *out = dest->buffer;
+    *out_length = (unsigned long)dest->length;
+    free(dest);
+    return DR_JPEG_OK;
+}
+
+void dr_jpeg_free(void *pointer) { free(pointer); }

@@ -28,6 +28,10 @@ public final class Catalog: Sendable {
             if !directory.isEmpty {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             }
+            // Several workers may open a new catalog at once: one creates and migrates it while
+            // the others wait on the lock, then find it ready.
+            let lock = try FileLock(path: path + ".lock")
+            defer { lock.release() }
             pool = try DatabasePool(path: path, configuration: configuration)
             try CatalogSchema.migrator.migrate(pool)
         } catch {

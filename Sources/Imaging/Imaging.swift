@@ -1,1 +1,62 @@
-// Imaging module: placeholder until its owner fills it in.
+/// Decoding, variants and the feed crop: the pixels of Darkroom.
+///
+/// One photo is decoded once, at the smallest libjpeg scale (M/8) that still covers the
+/// largest variant, turned upright by its EXIF orientation, and every variant is resampled
+/// from that raster (or from a variant at least twice its size already made from it) with a
+/// Lanczos-3 filter.
+///
+/// Damaged input, decided case by case:
+/// - A JPEG whose data ends early is refused as truncated ("premature end of JPEG data"), not
+///   rendered with libjpeg's grey fill; other corrupt-data warnings (extraneous bytes, one bad
+///   Huffman code) do not stop the decode, as in most viewers.
+/// - A PNG whose image data has a wrong CRC but an intact zlib stream decodes (as in Pillow);
+///   a wrong CRC on IHDR or PLTE is refused. Image data that runs out is truncation, but a last
+///   IDAT chunk that merely claims more bytes than the file holds, after complete image data,
+///   is not. Text, EXIF and other ancillary chunks are skipped unread, so compressed text
+///   bombs are never inflated.
+/// - 12-bit JPEG is refused: the installed libjpeg-turbo decodes 8-bit samples only.
+public enum Imaging {
+    /// The format of `bytes` by its magic bytes only (nil: neither JPEG nor PNG).
+    public static func sniff(_ bytes: [UInt8]) -> ImageFormat? {
+        FormatSniffer.format(of: bytes)
+    }
+
+    /// The header of a JPEG or PNG, without decoding pixels (cheap: no raster is allocated).
+    /// Throws `ImagingError` for empty files, other formats and unreadable headers.
+    public static func probe(_ bytes: [UInt8]) throws -> ImageInfo {
+        try probe(bytes, pixelLimit: 0)
+    }
+
+    /// Like `probe(_:)`, and also refuses a header above `pixelLimit` pixels (0: no limit)
+    /// with `ImagingError.tooManyPixels`.
+    public static func probe(_ bytes: [UInt8], pixelLimit: Int) throws -> ImageInfo {
+        guard !bytes.isEmpty else { throw ImagingError.emptyFile }
+        switch FormatSniffer.format(of: bytes) {
+        case .jpeg: return try JPEGCodec.probe(bytes, pixelLimit: pixelLimit)
+        case .png: return try PNGCodec.probe(bytes, pixelLimit: pixelLimit)
+        case nil: throw ImagingError.notAnImage(looksLike: FormatSniffer.describe(bytes))
+        }
+    }
+
+    /// Renders every recipe from one decode of `bytes`.
+    ///
+    /// - `contain` variants fit inside the recipe's box with the aspect kept, and keep the
+    ///   source's size when it is already smaller (never upscaled).
+    /// - `cover` variants are exactly the recipe's size, cropped. When the source is too
+    ///   small for that, the variant is the largest window of the recipe's aspect that the
+    ///   source holds, at the source's resolution (never enlarged), so its size is below the
+    ///   recipe's but its aspect is the same.
+    /// - A cover's window is, in order: the stored rectangle `options.crops[name]` when it lies
+    ///   inside the picture (reused as is when its aspect matches the recipe's, otherwise the
+    ///   recipe's largest window centred on it); the window centred on `options.focalPoint`;
+    ///   the attention choice; the centre. The window is returned in displayed full-resolution
+    ///   coordinates, to be stored.
+    /// - Every variant is upright (`options.orientation`), carries the source's ICC profile when
+    ///   it had one, and no other metadata.
+    ///
+    /// Throws `ImagingError` for anything that is not a decodable JPEG or PNG, for a header above
+    /// `options.pixelLimit` (before any pixel is allocated), and for invalid recipes.
+    public static func render(_ bytes: [UInt8], recipes: [VariantRecipe], options: RenderOptions) throws -> RenderResult {
+        try Renderer(options: options).render(bytes, recipes: recipes)
+    }
+}

@@ -174,7 +174,9 @@ struct ConfigurationReader {
 
     private func number(_ o: [String: Any], _ name: String, _ key: String) throws(ConfigurationError) -> NSNumber? {
         guard let value = o[name], !(value is NSNull) else { return nil }
-        guard let number = value as? NSNumber, !(value is Bool), CFGetTypeID(number) != CFBooleanGetTypeID() else {
+        // JSON true/false also read as NSNumber; Foundation gives them their own boolean class.
+        let isBoolean = String(describing: type(of: value)).contains("Boolean")
+        guard let number = value as? NSNumber, !isBoolean else {
             throw fail(key, "must be a number (got \(value))")
         }
         return number

@@ -48,13 +48,8 @@ public struct Configuration: Sendable {
 
     /// The defaults, identical to the bundled `pipeline.json`.
     public static let defaults = Configuration(
-        variants: [
-            VariantRecipe(name: "thumb", fit: .cover, width: 320, height: 320, format: .jpeg, quality: 80),
-            VariantRecipe(name: "preview", fit: .contain, width: 1024, height: 1024, format: .jpeg, quality: 82),
-            VariantRecipe(name: "mobile", fit: .contain, width: 2048, height: 2048, format: .jpeg, quality: 85),
-            VariantRecipe(name: "feed", fit: .cover, width: 1080, height: 1350, format: .jpeg, quality: 85),
-        ],
-        feedVariant: "feed", pixelLimit: 100_000_000, background: RGB(r: 255, g: 255, b: 255),
+        variants: VariantRecipe.defaults,
+        feedVariant: "feed", pixelLimit: RenderOptions.defaultPixelLimit, background: .white,
         crop: .attention, defaultTimeZone: TimeZone(identifier: "UTC") ?? .current,
         spoolRoot: "run/spool", settleSeconds: 2, leaseSeconds: 120, scanIntervalSeconds: 5,
         libraryRoot: "run/library", backupDir: nil, catalogPath: "run/catalog.sqlite",

@@ -41,7 +41,7 @@ public struct WorkerIdentity: Sendable, Equatable {
 
 extension Spool {
     /// What `recover` did with one abandoned claim.
-    public enum Recovery: Sendable, Equatable {
+    public enum Recovery: Sendable, Hashable {
         /// The catalog had committed it: the leftover spool file was removed.
         case alreadyDone(String)
         /// It went back into `incoming/` to be processed again.

@@ -15,7 +15,11 @@ final class StopSignal: @unchecked Sendable {
 
     init() {
         var fds: [Int32] = [-1, -1]
-        if pipe2(&fds, O_CLOEXEC | O_NONBLOCK) != 0 { fds = [-1, -1] }
+        if pipe(&fds) != 0 { fds = [-1, -1] }
+        for fd in fds where fd >= 0 {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+        }
         readDescriptor = fds[0]
         writeDescriptor = fds[1]
     }

@@ -47,7 +47,7 @@ struct Places: ParsableCommand {
         func run() throws {
             let catalog = try options.catalog()
             let place = try catalog.declarePlace(id: id, name: name, center: circle.center, radiusMetres: circle.rad)
-            try Output.print([PlaceView(place)].first, json: json) { "place \($0.id): \(PlacesText.line($0))" }
+            try Output.print(PlaceView(place), json: json) { "place \($0.id): \(PlacesText.line($0))" }
         }
     }
 

@@ -94,7 +94,7 @@ struct CatalogTests {
 
     @Test func aFileThatIsNotACatalogIsRefusedWithAClearReason() throws {
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: path, contents: Data(repeating: 0x41, count: 4096))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(repeating: 0x41, count: 4096))
         do {
             _ = try Catalog(path: path)
             Issue.record("opened a file that is not a catalog")

@@ -24,11 +24,11 @@ struct CommandTests {
     @Test func inspectInTextNamesEveryFieldAndABadFileFailsOnOneLine() throws {
         let space = Workspace()
         let notes = space.root + "/notes.txt"
-        FileManager.default.createFile(atPath: notes, contents: Data("hello\n".utf8))
+        _ = FileManager.default.createFile(atPath: notes, contents: Data("hello\n".utf8))
         let result = try space.run(["inspect", Self.samples + "/Landscape_6.jpg", notes])
         #expect(result.status == 1)
         #expect(result.stdout.contains("orientation 6"))
-        #expect(result.stdout.contains("shown 1200x1800"))
+        #expect(result.stdout.contains("shown 1800x1200"), "stored 1200x1800, turned by orientation 6")
         let errors = result.stderr.split(separator: "\n")
         #expect(errors.count == 1)
         #expect(errors.first?.contains(notes) == true)
@@ -55,7 +55,7 @@ struct CommandTests {
     @Test func enqueueStatusAndRetryWorkTogether() throws {
         let space = Workspace()
         let notes = space.root + "/notes.txt"
-        FileManager.default.createFile(atPath: notes, contents: Data("hello\n".utf8))
+        _ = FileManager.default.createFile(atPath: notes, contents: Data("hello\n".utf8))
         let queued = try space.run(["enqueue", "--author", "u7", Self.samples + "/issue-exifr-13.jpg", notes])
         #expect(queued.status == 0, "\(queued.stderr)")
         #expect(FileManager.default.contents(atPath: space.incoming + "/issue-exifr-13.jpg.json").map { String(decoding: $0, as: UTF8.self) } == #"{"author_id":"u7"}"#)
@@ -82,7 +82,7 @@ struct CommandTests {
 
     @Test func anInvalidConfigurationIsRefusedNamingTheKey() throws {
         let space = Workspace()
-        FileManager.default.createFile(atPath: space.configPath, contents: Data(#"{"imaging": {"pixel_limit": -1}}"#.utf8))
+        _ = FileManager.default.createFile(atPath: space.configPath, contents: Data(#"{"imaging": {"pixel_limit": -1}}"#.utf8))
         let result = try space.run(["status"])
         #expect(result.status != 0)
         #expect(result.stderr.contains("imaging.pixel_limit"))

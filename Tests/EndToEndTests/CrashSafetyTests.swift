@@ -21,7 +21,7 @@ struct CrashSafetyTests {
         var generator = SystemRandomNumberGenerator()
         var kills = 0
         for _ in 0..<12 {
-            let (process, _, _) = try space.start(["run", "--once", "--no-progress"])
+            let process = try space.start(["run", "--once", "--no-progress"]).process
             usleep(UInt32.random(in: 150_000...900_000, using: &generator))
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)
@@ -59,12 +59,10 @@ struct CrashSafetyTests {
         }
         let first = try space.start(["run", "--once", "--no-progress"])
         let second = try space.start(["run", "--once", "--no-progress"])
-        let firstLog = String(decoding: first.2.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let secondLog = String(decoding: second.2.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        first.0.waitUntilExit()
-        second.0.waitUntilExit()
-        #expect(first.0.terminationStatus == 0)
-        #expect(second.0.terminationStatus == 0)
+        let firstLog = first.finish()
+        let secondLog = second.finish()
+        #expect(first.process.terminationStatus == 0)
+        #expect(second.process.terminationStatus == 0)
 
         let jobs = try space.catalog().read { db in try JobRecord.fetchAll(db) }
         #expect(jobs.count == photos.count, "each photo processed exactly once")

@@ -7,11 +7,12 @@ import Testing
 struct DaemonTests {
     @Test func aFileStillBeingWrittenIsNotTakenBeforeItSettlesAndSIGTERMStopsCleanly() throws {
         let space = Workspace(settleSeconds: 1.0, scanInterval: 0.1)
-        let (daemon, _, err) = try space.start(["run", "--no-progress"])
+        let launched = try space.start(["run", "--no-progress"])
+        let daemon = launched.process
         defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
         let bytes = try distinctPhotos(1)[0]
         let path = space.incoming + "/slow.jpg"
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         let handle = try #require(FileHandle(forWritingAtPath: path))
         // Written in place over about 2.5 s, in pieces: longer than settle_seconds in all, but
         // never idle that long.
@@ -33,8 +34,7 @@ struct DaemonTests {
         #expect(added.byteSize == Int64(bytes.count))
 
         kill(daemon.processIdentifier, SIGTERM)
-        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        daemon.waitUntilExit()
+        let log = launched.finish()
         #expect(daemon.terminationStatus == 0, "\(log)")
         #expect(log.contains("run finished"))
         let jobs = try space.catalog().read { db in try JobRecord.fetchAll(db) }
@@ -43,14 +43,14 @@ struct DaemonTests {
 
     @Test func theDaemonPicksUpPhotosAsTheyArrive() throws {
         let space = Workspace(scanInterval: 5)
-        let (daemon, _, _) = try space.start(["run", "--no-progress", "--log-format", "json"])
+        let daemon = try space.start(["run", "--no-progress", "--log-format", "json"]).process
         defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
         usleep(500_000)
         let photos = try distinctPhotos(3)
         for (i, bytes) in photos.enumerated() {
             // The producer's side of the protocol: a hidden name while writing, then a rename.
             let hidden = space.incoming + "/.p\(i).jpg.partial"
-            FileManager.default.createFile(atPath: hidden, contents: Data(bytes))
+            _ = FileManager.default.createFile(atPath: hidden, contents: Data(bytes))
             rename(hidden, space.incoming + "/p\(i).jpg")
         }
         var count = 0

@@ -67,8 +67,11 @@ struct SpoolRunTests {
         let goodHashes = Set(jobs.filter { $0.outcome != .failed }.compactMap(\.sha256))
         #expect(pictures.count == goodHashes.count)
         #expect(Set(pictures.map(\.sha256)) == goodHashes)
-        for i in 0..<good.count {
-            #expect(jobs.first { $0.sourceName == "again/copy\(i).jpg" }?.outcome == .duplicate)
+        for (i, row) in good.enumerated() {
+            // Whichever of the two came first is the picture; the other is its duplicate.
+            let pair = [jobs.first { $0.sourceName == "again/copy\(i).jpg" }, jobs.first { $0.sourceName == "corpus/" + (row["path"] ?? "") }]
+            #expect(Set(pair.compactMap { $0?.outcome }) == [.added, .duplicate], "\(row["path"] ?? "")")
+            #expect(pair[0]?.pictureId != nil && pair[0]?.pictureId == pair[1]?.pictureId)
         }
         #expect(jobs.first { $0.sourceName == "again/copy0.jpg" }?.sidecarJson?.contains("dup-owner") == true)
 
@@ -85,7 +88,7 @@ struct SpoolRunTests {
             #expect(size == Int(picture.byteSize), "original of \(picture.sourceName)")
         }
         // The log has one line per photo with its outcome.
-        let photoLines = result.stderr.split(separator: "\n").filter { $0.contains(" photo ") }
+        let photoLines = result.stderr.split(separator: "\n").filter { $0.contains(" outcome=") }
         #expect(photoLines.count == dropped.count)
     }
 

@@ -26,7 +26,7 @@ final class Workspace: Sendable {
           "worker": {"concurrency": \(concurrency), "retry_base_seconds": 0.05}
         }
         """
-        FileManager.default.createFile(atPath: configPath, contents: Data(config.utf8))
+        _ = FileManager.default.createFile(atPath: configPath, contents: Data(config.utf8))
     }
 
     deinit {
@@ -58,27 +58,31 @@ final class Workspace: Sendable {
         guard FileManager.default.createFile(atPath: destination, contents: Data(bytes)) else { throw CocoaError(.fileWriteUnknown) }
     }
 
-    /// Starts `darkroom ARGS --config pipeline.json`.
-    func start(_ arguments: [String]) throws -> (Process, Pipe, Pipe) {
+    /// Starts `darkroom ARGS --config pipeline.json`, its output going to files (never pipes, so
+    /// that no amount of output can block it).
+    func start(_ arguments: [String]) throws -> Launched {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = arguments + ["--config", configPath]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
+        // A crash ends the child at once with its signal, instead of waiting on a backtrace.
+        var environment = ProcessInfo.processInfo.environment
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        process.environment = environment
+        let stem = root + "/out-" + UUID().uuidString
+        _ = FileManager.default.createFile(atPath: stem + ".out", contents: nil)
+        _ = FileManager.default.createFile(atPath: stem + ".err", contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: stem + ".out")
+        process.standardError = FileHandle(forWritingAtPath: stem + ".err")
         try process.run()
-        return (process, out, err)
+        return Launched(process: process, stem: stem)
     }
 
     /// Runs `darkroom ARGS --config pipeline.json` to the end.
     @discardableResult
     func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let (process, out, err) = try start(arguments)
-        // Read before waiting, so that a full pipe never blocks the child.
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+        let launched = try start(arguments)
+        launched.process.waitUntilExit()
+        return (launched.process.terminationStatus, launched.stdout, launched.stderr)
     }
 
     /// The catalog, opened read-write like a worker would.
@@ -121,5 +125,20 @@ enum Corpus {
     /// Rows that are images (not licence or readme files).
     static func images() throws -> [[String: String]] {
         try manifest().filter { !($0["format"] ?? "").hasPrefix("text/") }
+    }
+}
+
+/// A started `darkroom` process and the files its output goes to.
+struct Launched {
+    let process: Process
+    let stem: String
+
+    var stdout: String { (try? String(contentsOfFile: stem + ".out", encoding: .utf8)) ?? "" }
+    var stderr: String { (try? String(contentsOfFile: stem + ".err", encoding: .utf8)) ?? "" }
+
+    /// Waits for the end and returns the log (standard error).
+    func finish() -> String {
+        process.waitUntilExit()
+        return stderr
     }
 }

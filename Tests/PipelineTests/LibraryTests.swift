@@ -26,7 +26,7 @@ struct LibraryTests {
         let library = try Library(root: space.path + "/library", backupRoot: nil)
         let stray = space.path + "/library/originals/aa/bb/" + FileSystem.temporaryPrefix + "123"
         try FileManager.default.createDirectory(atPath: (stray as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: stray, contents: Data([1, 2, 3]))
+        _ = FileManager.default.createFile(atPath: stray, contents: Data([1, 2, 3]))
         #expect(library.sweepTemporaries() == 1)
         #expect(!FileManager.default.fileExists(atPath: stray))
     }

@@ -13,7 +13,7 @@ struct SpoolTests {
     func put(_ relative: String, in spool: Spool, bytes: [UInt8] = Array("photo".utf8)) throws {
         let path = spool.incoming + "/" + relative
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
     }
 
     @Test func scanSkipsHiddenPartialAndSidecarFilesAndFindsNestedOnes() throws {

@@ -1,4 +1,103 @@
 #ifndef DR_CJPEG_H
 #define DR_CJPEG_H
-int dr_jpeg_placeholder(void);
+
+/*
+ * A thin C layer over libjpeg(-turbo).
+ *
+ * libjpeg reports fatal errors by calling error_exit, whose default ends the process.
+ * Every function here runs the whole library call inside its own setjmp frame, so a
+ * longjmp never crosses a Swift frame, and returns a status code plus a message.
+ * Every jpeg_create_* and every allocation is released on every path; buffers handed
+ * to the caller are released with dr_jpeg_free.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Outcome of a shim call.
+typedef enum {
+    DR_JPEG_OK = 0,
+    /// libjpeg refused the data; the message says why.
+    DR_JPEG_CORRUPT = 1,
+    /// The data ends before the image does (premature end of JPEG data).
+    DR_JPEG_TRUNCATED = 2,
+    /// The header's width x height is above the caller's pixel limit.
+    DR_JPEG_TOO_MANY_PIXELS = 3,
+    /// The header declares a zero width or height.
+    DR_JPEG_ZERO_SIZE = 4,
+    /// 12-bit (or other non-8-bit) samples, which this libjpeg build cannot decode.
+    DR_JPEG_UNSUPPORTED_PRECISION = 5,
+    /// An allocation failed.
+    DR_JPEG_NO_MEMORY = 6,
+    /// The caller passed invalid arguments.
+    DR_JPEG_BAD_ARGUMENT = 7
+} dr_jpeg_code;
+
+/// Room for libjpeg's formatted message (JMSG_LENGTH_MAX is 200).
+#define DR_JPEG_MESSAGE_MAX 200
+
+/// Status of a call: code, the library's message and warning count.
+typedef struct {
+    int code;
+    /// libjpeg's message code of the failure (or of the first warning), or -1.
+    int library_code;
+    /// How many corrupt-data warnings libjpeg emitted (they do not stop a decode).
+    long warnings;
+    char message[DR_JPEG_MESSAGE_MAX];
+    /// The first warning's text, empty when there was none.
+    char first_warning[DR_JPEG_MESSAGE_MAX];
+} dr_jpeg_status;
+
+/// What the header says. Width and height are filled as soon as the frame header was read,
+/// even when a later check fails, so the caller can name the claimed size.
+typedef struct {
+    int width;
+    int height;
+    int components;
+    /// libjpeg's J_COLOR_SPACE of the stored data.
+    int color_space;
+    int precision;
+    int progressive;
+    int arithmetic;
+    int adobe_marker;
+    int has_icc;
+} dr_jpeg_info;
+
+/// A decoded image: 8-bit RGB, rows packed (stride = width * 3), and the embedded ICC profile.
+typedef struct {
+    uint8_t *pixels;
+    int width;
+    int height;
+    uint8_t *icc;
+    unsigned int icc_length;
+} dr_jpeg_image;
+
+/// Reads the header only. `pixel_limit` bounds width x height (0: no bound).
+int dr_jpeg_probe(const uint8_t *data, size_t size, uint64_t pixel_limit,
+                  dr_jpeg_info *info, dr_jpeg_status *status);
+
+/// Decodes at scale scale_num/8 (1...8), to 8-bit RGB, reading the ICC profile.
+/// Premature end of data is an error (DR_JPEG_TRUNCATED), not a grey-padded picture.
+/// `fast` selects libjpeg-turbo's faster, slightly less exact IDCT and upsampling.
+int dr_jpeg_decode(const uint8_t *data, size_t size, int scale_num, uint64_t pixel_limit,
+                   int fast, dr_jpeg_info *info, dr_jpeg_image *image, dr_jpeg_status *status);
+
+/// Encodes 8-bit RGB rows (`stride` bytes apart) as a JPEG with only the markers libjpeg
+/// always writes (SOI, JFIF APP0, tables, frame) plus, when `icc` is not NULL, the ICC profile.
+/// On success *out (released with dr_jpeg_free) holds *out_length bytes.
+int dr_jpeg_encode(const uint8_t *rgb, int width, int height, size_t stride, int quality,
+                   int progressive, int optimize, const uint8_t *icc, unsigned int icc_length,
+                   uint8_t **out, unsigned long *out_length, dr_jpeg_status *status);
+
+/// Releases a buffer that this layer returned.
+void dr_jpeg_free(void *pointer);
+
+#ifdef __cplusplus
+}
+#endif
+
 #endif

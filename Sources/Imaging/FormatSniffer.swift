@@ -1,0 +1,53 @@
+/// Recognises formats by their magic bytes, and names what other bytes look like.
+enum FormatSniffer {
+    static func format(of bytes: [UInt8]) -> ImageFormat? {
+        if bytes.starts(with: [0xFF, 0xD8, 0xFF]) { return .jpeg }
+        if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
+        return nil
+    }
+
+    /// A short description of bytes that are not JPEG or PNG, for the refusal message.
+    static func describe(_ bytes: [UInt8]) -> String {
+        func ascii(_ range: Range<Int>) -> String {
+            guard bytes.count >= range.upperBound else { return "" }
+            return String(decoding: bytes[range], as: UTF8.self)
+        }
+        if bytes.starts(with: Array("GIF8".utf8)) { return "a GIF image" }
+        if ascii(0..<4) == "RIFF" && ascii(8..<12) == "WEBP" { return "a WebP image" }
+        if ascii(4..<8) == "ftyp" {
+            let brand = ascii(8..<12)
+            switch brand {
+            case "heic", "heix", "hevc", "heim", "heis", "mif1", "msf1": return "a HEIF/HEIC image"
+            case "avif", "avis": return "an AVIF image"
+            default: return "an ISO media file (brand '\(brand)')"
+            }
+        }
+        if bytes.starts(with: [0x49, 0x49, 0x2A, 0x00]) || bytes.starts(with: [0x4D, 0x4D, 0x00, 0x2A]) {
+            return "a TIFF or camera raw file"
+        }
+        if bytes.starts(with: Array("BM".utf8)) { return "a BMP image" }
+        if bytes.starts(with: Array("%PDF".utf8)) { return "a PDF document" }
+        if bytes.starts(with: [0xFF, 0x0A]) || bytes.starts(with: [0x00, 0x00, 0x00, 0x0C, 0x4A, 0x58, 0x4C, 0x20]) {
+            return "a JPEG XL image"
+        }
+        // Two of the four leading signature bytes intact: a PNG whose signature was damaged
+        // (by a text-mode transfer or a flipped bit).
+        let pngLead: [UInt8] = [0x89, 0x50, 0x4E, 0x47]
+        if bytes.count >= 4 && zip(bytes.prefix(4), pngLead).filter({ $0 == $1 }).count >= 2 && bytes.prefix(16).contains(0x1A) {
+            return "a damaged PNG signature"
+        }
+        if bytes.starts(with: [0xFF, 0xD8]) { return "a damaged JPEG start marker" }
+        if bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) { return "a ZIP archive" }
+        let head = bytes.prefix(512)
+        if !head.isEmpty && head.allSatisfy({ $0 == 0x09 || $0 == 0x0A || $0 == 0x0D || (0x20..<0x7F).contains($0) }) {
+            if head.first == UInt8(ascii: "<") { return "HTML or XML text" }
+            return "plain text"
+        }
+        if head.allSatisfy({ $0 == 0 }) { return "zero bytes" }
+        let hex = bytes.prefix(4).map { byte in
+            let digits = String(byte, radix: 16)
+            return digits.count == 1 ? "0" + digits : digits
+        }
+        return "unknown binary data starting \(hex.joined(separator: " "))"
+    }
+}

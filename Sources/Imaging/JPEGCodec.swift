@@ -1,0 +1,112 @@
+import CJPEG
+
+/// A raster fresh from a codec, with the colour profile it carried.
+struct DecodedImage {
+    let raster: Raster
+    let iccProfile: [UInt8]?
+}
+
+/// JPEG through the CJPEG shim (libjpeg-turbo); no libjpeg longjmp ever reaches Swift.
+enum JPEGCodec {
+    /// libjpeg's J_COLOR_SPACE values, for descriptions.
+    private static let colourSpaceNames = [0: "unknown", 1: "grayscale", 2: "RGB", 3: "YCbCr", 4: "CMYK", 5: "YCCK"]
+
+    /// The header, without decoding pixels.
+    static func probe(_ bytes: [UInt8], pixelLimit: Int) throws -> ImageInfo {
+        var info = dr_jpeg_info()
+        var status = dr_jpeg_status()
+        let code = bytes.withUnsafeBufferPointer { buffer in
+            dr_jpeg_probe(buffer.baseAddress, buffer.count, UInt64(max(pixelLimit, 0)), &info, &status)
+        }
+        try check(code, status: &status, info: info, pixelLimit: pixelLimit)
+        return imageInfo(info)
+    }
+
+    /// Decodes at scale `scaleNumerator`/8 to 8-bit RGB.
+    static func decode(_ bytes: [UInt8], scaleNumerator: Int, pixelLimit: Int, fast: Bool = false) throws -> (ImageInfo, DecodedImage) {
+        var info = dr_jpeg_info()
+        var image = dr_jpeg_image()
+        var status = dr_jpeg_status()
+        let code = bytes.withUnsafeBufferPointer { buffer in
+            dr_jpeg_decode(
+                buffer.baseAddress, buffer.count, Int32(scaleNumerator), UInt64(max(pixelLimit, 0)), fast ? 1 : 0,
+                &info, &image, &status)
+        }
+        try check(code, status: &status, info: info, pixelLimit: pixelLimit)
+        guard let pixels = image.pixels else {
+            throw ImagingError.outOfMemory(width: Int(info.width), height: Int(info.height))
+        }
+        let width = Int(image.width), height = Int(image.height)
+        let raster = Raster(width: width, height: height, storage: PixelStorage(adopting: pixels, count: width * height * 3))
+        var profile: [UInt8]?
+        if let icc = image.icc {
+            profile = Array(UnsafeBufferPointer(start: icc, count: Int(image.icc_length)))
+            dr_jpeg_free(icc)
+        }
+        return (imageInfo(info), DecodedImage(raster: raster, iccProfile: profile))
+    }
+
+    /// Encodes a raster as a JPEG carrying nothing but the pixels and, when given, the ICC profile.
+    static func encode(
+        _ raster: Raster, quality: Int, iccProfile: [UInt8]?, progressive: Bool, optimize: Bool, variant: String
+    ) throws -> [UInt8] {
+        var out: UnsafeMutablePointer<UInt8>?
+        var length: UInt = 0
+        var status = dr_jpeg_status()
+        let code: Int32
+        if let iccProfile, !iccProfile.isEmpty {
+            code = iccProfile.withUnsafeBufferPointer { icc in
+                dr_jpeg_encode(
+                    raster.pixels, Int32(raster.width), Int32(raster.height), raster.rowBytes, Int32(quality),
+                    progressive ? 1 : 0, optimize ? 1 : 0, icc.baseAddress, UInt32(icc.count), &out, &length, &status)
+            }
+        } else {
+            code = dr_jpeg_encode(
+                raster.pixels, Int32(raster.width), Int32(raster.height), raster.rowBytes, Int32(quality),
+                progressive ? 1 : 0, optimize ? 1 : 0, nil, 0, &out, &length, &status)
+        }
+        guard code == Int32(DR_JPEG_OK.rawValue), let out else {
+            throw ImagingError.encodeFailed(variant: variant, detail: message(&status, fallback: "libjpeg error \(code)"))
+        }
+        defer { dr_jpeg_free(out) }
+        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+    }
+
+    private static func check(_ code: Int32, status: inout dr_jpeg_status, info: dr_jpeg_info, pixelLimit: Int) throws {
+        let width = Int(info.width), height = Int(info.height)
+        switch UInt32(bitPattern: code) {
+        case DR_JPEG_OK.rawValue:
+            return
+        case DR_JPEG_TRUNCATED.rawValue:
+            throw ImagingError.truncated(format: .jpeg, detail: "premature end of JPEG data")
+        case DR_JPEG_TOO_MANY_PIXELS.rawValue:
+            throw ImagingError.tooManyPixels(width: width, height: height, limit: pixelLimit)
+        case DR_JPEG_ZERO_SIZE.rawValue:
+            throw ImagingError.zeroSize(width: width, height: height)
+        case DR_JPEG_UNSUPPORTED_PRECISION.rawValue:
+            throw ImagingError.unsupportedPrecision(bits: Int(info.precision))
+        case DR_JPEG_NO_MEMORY.rawValue:
+            throw ImagingError.outOfMemory(width: width, height: height)
+        default:
+            throw ImagingError.corrupt(format: .jpeg, detail: message(&status, fallback: "libjpeg error \(code)"))
+        }
+    }
+
+    private static func message(_ status: inout dr_jpeg_status, fallback: String) -> String {
+        let text = withUnsafeBytes(of: &status.message) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        return text.isEmpty ? fallback : text
+    }
+
+    private static func imageInfo(_ info: dr_jpeg_info) -> ImageInfo {
+        var parts = [colourSpaceNames[Int(info.color_space)] ?? "colour space \(info.color_space)"]
+        parts.append("\(info.precision)-bit")
+        if info.progressive != 0 { parts.append("progressive") }
+        if info.arithmetic != 0 { parts.append("arithmetic") }
+        if info.adobe_marker != 0 && info.components == 4 { parts.append("Adobe") }
+        return ImageInfo(
+            format: .jpeg, width: Int(info.width), height: Int(info.height),
+            colorDescription: parts.joined(separator: " "), hasICCProfile: info.has_icc != 0)
+    }
+}

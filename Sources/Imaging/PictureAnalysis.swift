@@ -1,0 +1,98 @@
+/// Measures taken from the small analysis copy of a picture: the statistics the cover policy
+/// scores, and the per-pixel interest that places attention crops.
+enum PictureAnalysis {
+    /// Weight of colour saturation (max - min of R, G, B) in the attention score, relative to edges.
+    static let saturationWeight: Float = 0.5
+    /// Score that a skin-toned pixel adds (skin draws the eye in portraits and groups).
+    static let skinScore: Float = 96
+    /// Saturation below this (0...255) adds nothing: greys and pastels are not interesting.
+    static let saturationFloor: Float = 48
+
+    /// Sharpness, mean luma and clipping of an RGB raster.
+    static func statistics(of raster: Raster) -> PictureStatistics {
+        let width = raster.width, height = raster.height, count = width * height
+        guard count > 0 else { return PictureStatistics(sharpness: 0, meanLuma: 0, clippedFraction: 0) }
+        let luma = UnsafeMutablePointer<Float>.allocate(capacity: count)
+        defer { luma.deallocate() }
+        fillLuma(raster, into: luma)
+        var sum = 0.0
+        var clipped = 0
+        let low = Float(PictureStatistics.clipMargin), high = Float(255 - PictureStatistics.clipMargin)
+        for i in 0..<count {
+            let value = luma[i]
+            sum += Double(value)
+            if value <= low || value >= high { clipped += 1 }
+        }
+        // Variance of the 4-neighbour Laplacian over interior pixels.
+        var lapSum = 0.0, lapSquares = 0.0
+        var samples = 0
+        if width >= 3 && height >= 3 {
+            for y in 1..<(height - 1) {
+                let row = luma + y * width
+                for x in 1..<(width - 1) {
+                    let value = Double(4 * row[x] - row[x - 1] - row[x + 1] - row[x - width] - row[x + width])
+                    lapSum += value
+                    lapSquares += value * value
+                    samples += 1
+                }
+            }
+        }
+        var variance = 0.0
+        if samples > 0 {
+            let mean = lapSum / Double(samples)
+            variance = max(0, lapSquares / Double(samples) - mean * mean)
+        }
+        return PictureStatistics(
+            sharpness: variance / (variance + PictureStatistics.sharpnessHalfPoint),
+            meanLuma: sum / Double(count) / 255,
+            clippedFraction: Double(clipped) / Double(count))
+    }
+
+    /// Per-pixel interest: edge energy (|Laplacian| of luma), saturation above a floor, and skin tones.
+    static func saliency(of raster: Raster) -> [Float] {
+        let width = raster.width, height = raster.height, count = width * height
+        var scores = [Float](repeating: 0, count: count)
+        guard count > 0 else { return scores }
+        let luma = UnsafeMutablePointer<Float>.allocate(capacity: count)
+        defer { luma.deallocate() }
+        fillLuma(raster, into: luma)
+        let pixels = raster.pixels
+        scores.withUnsafeMutableBufferPointer { score in
+            for y in 0..<height {
+                for x in 0..<width {
+                    let i = y * width + x
+                    let centre = luma[i]
+                    let left = x > 0 ? luma[i - 1] : centre, right = x + 1 < width ? luma[i + 1] : centre
+                    let up = y > 0 ? luma[i - width] : centre, down = y + 1 < height ? luma[i + width] : centre
+                    var value = abs(4 * centre - left - right - up - down)
+                    let r = Float(Int(pixels[i * 3])), g = Float(Int(pixels[i * 3 + 1])), b = Float(Int(pixels[i * 3 + 2]))
+                    let high = r > g ? (r > b ? r : b) : (g > b ? g : b)
+                    let low = r < g ? (r < b ? r : b) : (g < b ? g : b)
+                    let saturation = high - low
+                    if saturation > saturationFloor { value += saturationWeight * saturation }
+                    if isSkin(r: r, g: g, b: b) { value += skinScore }
+                    score[i] = value
+                }
+            }
+        }
+        return scores
+    }
+
+    /// A common YCbCr skin-tone box (Chai and Ngan): Cb 77...127 and Cr 133...173, not too dark.
+    @inline(__always)
+    static func isSkin(r: Float, g: Float, b: Float) -> Bool {
+        let y = 0.299 * r + 0.587 * g + 0.114 * b
+        let cb = 128 - 0.168736 * r - 0.331264 * g + 0.5 * b
+        let cr = 128 + 0.5 * r - 0.418688 * g - 0.081312 * b
+        return y > 40 && cb >= 77 && cb <= 127 && cr >= 133 && cr <= 173
+    }
+
+    /// Rec. 601 luma, 0...255.
+    static func fillLuma(_ raster: Raster, into luma: UnsafeMutablePointer<Float>) {
+        let pixels = raster.pixels
+        for i in 0..<(raster.width * raster.height) {
+            // Float(Int(_)): the integer-to-Float conversion that is not a generic call in debug builds.
+            luma[i] = 0.299 * Float(Int(pixels[i * 3])) + 0.587 * Float(Int(pixels[i * 3 + 1])) + 0.114 * Float(Int(pixels[i * 3 + 2]))
+        }
+    }
+}
