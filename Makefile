@@ -41,7 +41,7 @@ run: release
 
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --parallel --num-workers 2
+	$(SWIFT) test --skip-build
 
 bench: bench-deps
 	$(SWIFT) build -c release --product darkroom --product darkroom-bench

@@ -21,6 +21,8 @@ let package = Package(
         // Thin C layers: libjpeg and libpng report errors by longjmp, which must never cross a Swift frame.
         .target(name: "CJPEG", dependencies: ["CLibJPEG"]),
         .target(name: "CPNG", dependencies: ["CLibPNG"]),
+        // Allocator settings for the worker process (glibc's mallopt is not visible to Swift).
+        .target(name: "CRuntime"),
 
         .target(name: "Imaging", dependencies: ["CJPEG", "CPNG"]),
         .target(name: "PhotoMetadata", dependencies: [
@@ -33,7 +35,7 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .target(name: "Pipeline", dependencies: [
-            "Imaging", "PhotoMetadata", "Moments", "Catalog",
+            "Imaging", "PhotoMetadata", "Moments", "Catalog", "CRuntime",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "darkroom", dependencies: [
