@@ -1,0 +1,105 @@
+import Catalog
+import Foundation
+import GRDB
+import Testing
+
+/// A tiny tmpfs for the library, so that the disk really fills up; needs root (CI is).
+final class TinyDisk: Sendable {
+    let path: String
+    let mounted: Bool
+
+    init(megabytes: Int) {
+        path = NSTemporaryDirectory() + "darkroom-tiny-" + UUID().uuidString
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        mounted = TinyDisk.mount(["-t", "tmpfs", "-o", "size=\(megabytes)M", "tmpfs", path])
+    }
+
+    func grow(megabytes: Int) -> Bool {
+        TinyDisk.mount(["-o", "remount,size=\(megabytes)M", path])
+    }
+
+    deinit {
+        if mounted { _ = TinyDisk.run("/bin/umount", [path]) }
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    static var canMount: Bool {
+        let probe = TinyDisk(megabytes: 1)
+        return probe.mounted
+    }
+
+    private static func mount(_ arguments: [String]) -> Bool {
+        run("/bin/mount", arguments)
+    }
+
+    private static func run(_ tool: String, _ arguments: [String]) -> Bool {
+        guard FileManager.default.isExecutableFile(atPath: tool) else { return false }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+}
+
+@Suite("Transient failures")
+struct TransientFailureTests {
+    @Test(.enabled(if: TinyDisk.canMount, "needs to mount a tmpfs (root): skipped"))
+    func aFullDiskIsRetriedWithBackoffAndThePhotoLandsOnceSpaceIsFreed() throws {
+        let space = Workspace()
+        let disk = TinyDisk(megabytes: 1)
+        let config = """
+        {
+          "spool": {"root": "\(space.spool)", "settle_seconds": 0},
+          "library": {"root": "\(disk.path)/library"},
+          "catalog": {"path": "\(space.catalogPath)"},
+          "worker": {"concurrency": 1, "max_attempts": 8, "retry_base_seconds": 0.2}
+        }
+        """
+        _ = FileManager.default.createFile(atPath: space.configPath, contents: Data(config.utf8))
+        // 2.6 MB: the original alone does not fit on the 1 MB disk.
+        try space.drop(Workspace.packageRoot + "/samples/Apple_iPhone_6.jpg", as: "big.jpg")
+        let run = try space.start(["run", "--once", "--no-progress"])
+        var sawRetry = false
+        for _ in 0..<100 where !sawRetry {
+            usleep(50_000)
+            sawRetry = run.stderr.contains("retrying after a transient failure")
+        }
+        #expect(sawRetry, "a full disk is retried, not failed at once")
+        #expect(disk.grow(megabytes: 64))
+        let log = run.finish()
+        #expect(run.process.terminationStatus == 0, "\(log)")
+        #expect(log.contains("No space left on device"))
+        let jobs = try space.catalog().read { db in try JobRecord.fetchAll(db) }
+        #expect(jobs.map(\.outcome) == [.added])
+        #expect((jobs.first?.attempts ?? 0) > 1)
+        #expect(space.files(under: space.spool + "/failed").isEmpty)
+        let strays = space.files(under: disk.path).filter { $0.contains(".tmp-darkroom-") }
+        #expect(strays.isEmpty, "a failed write leaves no temporary file: \(strays)")
+    }
+
+    @Test(.enabled(if: TinyDisk.canMount, "needs to mount a tmpfs (root): skipped"))
+    func aDiskThatStaysFullEndsInFailedWithAReasonToFreeSpace() throws {
+        let space = Workspace()
+        let disk = TinyDisk(megabytes: 1)
+        let config = """
+        {
+          "spool": {"root": "\(space.spool)", "settle_seconds": 0},
+          "library": {"root": "\(disk.path)/library"},
+          "catalog": {"path": "\(space.catalogPath)"},
+          "worker": {"concurrency": 1, "max_attempts": 3, "retry_base_seconds": 0.05}
+        }
+        """
+        _ = FileManager.default.createFile(atPath: space.configPath, contents: Data(config.utf8))
+        try space.drop(Workspace.packageRoot + "/samples/Apple_iPhone_6.jpg", as: "big.jpg")
+        let result = try space.run(["run", "--once", "--no-progress"])
+        #expect(result.status == 1)
+        let reasonFile = space.spool + "/failed/big.jpg.error.json"
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reasonFile))) as? [String: Any])
+        #expect((report["reason"] as? String)?.contains("free space") == true)
+        #expect(report["attempts"] as? Int == 3)
+        #expect(FileManager.default.fileExists(atPath: space.spool + "/failed/big.jpg"), "the photo is kept")
+    }
+}
