@@ -48,7 +48,7 @@ let package = Package(
         .testTarget(name: "PhotoMetadataTests", dependencies: ["PhotoMetadata"]),
         .testTarget(name: "MomentsTests", dependencies: ["Moments"]),
         .testTarget(name: "CatalogTests", dependencies: [
-            "Catalog",
+            "Catalog", "Moments",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline"]),
