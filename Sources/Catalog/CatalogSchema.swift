@@ -17,6 +17,9 @@ enum CatalogSchema {
         migrator.registerMigration("v2-moment-facts-and-indexes") { db in
             try createMomentIndexes(db)
         }
+        migrator.registerMigration("v3-imports") { db in
+            try createImports(db)
+        }
         return migrator
     }
 
@@ -171,5 +174,37 @@ enum CatalogSchema {
             t.column("created_at", .double).notNull()
             t.column("delivered_at", .double)
         }
+    }
+
+    /// The bulk import's runs and its journal: one row per file of an imported library, keyed by
+    /// its absolute path, with the size and modification time it had, so that a second run skips
+    /// what is done and an interrupted one continues where it stopped.
+    private static func createImports(_ db: Database) throws {
+        try db.create(table: "imports") { t in
+            t.autoIncrementedPrimaryKey("id")
+            t.column("roots", .text).notNull()                // JSON list of absolute folders
+            t.column("mode", .text).notNull()                 // copy | move | link
+            t.column("worker", .text).notNull()
+            t.column("started_at", .double).notNull()
+            t.column("finished_at", .double)                  // null while running, or when killed
+            t.column("outcome", .text).notNull()              // running | finished | interrupted
+            t.column("report_json", .text)
+        }
+        try db.create(table: "import_files") { t in
+            t.column("source_path", .text).primaryKey()       // absolute, as walked
+            t.column("directory", .text).notNull()
+            t.column("size", .integer).notNull()
+            t.column("modified_ns", .integer).notNull()       // nanoseconds since 1970
+            t.column("outcome", .text).notNull()              // added | duplicate | failed
+            t.column("sha256", .text)
+            t.column("picture_id", .integer).references("pictures", onDelete: .setNull)
+            t.column("job_id", .integer).references("jobs", onDelete: .setNull)
+            t.column("error", .text)
+            t.column("sidecars", .text)                       // JSON list of "kind:name"
+            t.column("import_id", .integer).references("imports", onDelete: .setNull)
+            t.column("finished_at", .double).notNull()
+        }
+        try db.create(index: "import_files_on_directory", on: "import_files", columns: ["directory"])
+        try db.create(index: "import_files_on_import", on: "import_files", columns: ["import_id", "outcome"])
     }
 }

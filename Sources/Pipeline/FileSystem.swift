@@ -37,7 +37,7 @@ enum FileSystem {
         let directory = (path as NSString).deletingLastPathComponent
         try makeDirectories(directory)
         guard let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1) else { return }
-        let temporary = directory + "/" + temporaryPrefix + UUID().uuidString
+        let temporary = directory + "/" + temporaryPrefix + WorkerIdentity.current.name + "-" + UUID().uuidString
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .current("create", temporary) }
         var written = 0
@@ -122,18 +122,29 @@ enum FileSystem {
         return ext.isEmpty ? "\(stem) (\(number))" : "\(stem) (\(number)).\(ext)"
     }
 
+    /// "-" and a UUID string, at the end of every temporary file's name.
+    private static let uuidSuffixLength = 37
+
     /// The prefix of every temporary file Darkroom writes.
     static let temporaryPrefix = ".tmp-darkroom-"
 
-    /// Removes temporary files left under `root` by a process that was killed mid-write.
+    /// Removes temporary files left under `root` by a process killed mid-write: at once when
+    /// their writer (named in the file: `.tmp-darkroom-<host>.<pid>-<uuid>`) is known dead,
+    /// else only when older than `seconds`, since a live worker sharing the tree may be writing.
     @discardableResult
-    static func sweepTemporaries(under root: String) -> Int {
+    static func sweepTemporaries(under root: String, olderThan seconds: Double, now: Date = Date()) -> Int {
         guard let walker = FileManager.default.enumerator(atPath: root) else { return 0 }
         var removed = 0
         while let relative = walker.nextObject() as? String {
-            if (relative as NSString).lastPathComponent.hasPrefix(temporaryPrefix) {
-                if unlink(root + "/" + relative) == 0 { removed += 1 }
-            }
+            let name = (relative as NSString).lastPathComponent
+            guard name.hasPrefix(temporaryPrefix) else { continue }
+            let path = root + "/" + relative
+            // "<host>.<pid>-<uuid>": the UUID has a fixed length, the host name may hold dashes.
+            let rest = name.dropFirst(temporaryPrefix.count)
+            let writer = rest.count > uuidSuffixLength ? WorkerIdentity(name: String(rest.dropLast(uuidSuffixLength))) : nil
+            let writerDead = writer?.isKnownDead ?? false
+            let old = status(path).map { now.timeIntervalSince1970 - $0.modified > seconds } ?? false
+            if (writerDead || old), unlink(path) == 0 { removed += 1 }
         }
         return removed
     }

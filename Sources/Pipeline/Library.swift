@@ -60,9 +60,11 @@ public struct Library: Sendable {
         return relative
     }
 
-    /// Removes temporary files left by a killed process; returns how many.
+    /// Removes temporary files left by a killed process (see `FileSystem.sweepTemporaries`);
+    /// returns how many.
     @discardableResult
-    public func sweepTemporaries() -> Int {
-        FileSystem.sweepTemporaries(under: root) + (backupRoot.map { FileSystem.sweepTemporaries(under: $0) } ?? 0)
+    public func sweepTemporaries(olderThan seconds: Double, now: Date = Date()) -> Int {
+        FileSystem.sweepTemporaries(under: root, olderThan: seconds, now: now)
+            + (backupRoot.map { FileSystem.sweepTemporaries(under: $0, olderThan: seconds, now: now) } ?? 0)
     }
 }

@@ -45,6 +45,28 @@ public enum PhotoOutcome: Sendable, Equatable {
     }
 }
 
+/// One photo for the processor, wherever it comes from: a spool claim or a file of a library
+/// being imported. Both take the same path through `PhotoProcessor.process(_:attempt:deadline:startedAt:)`.
+struct PhotoInput: Sendable {
+    /// Where the photo's bytes are read.
+    var path: String
+    /// The name it is recorded under (`pictures.source_name`, `jobs.source_name`).
+    var sourceName: String
+    /// What identifies this arrival in the jobs table (`jobs.claim_path`).
+    var jobKey: String
+    /// The worker processing it.
+    var worker: String
+    /// What the uploader (or an imported library's sidecars) says about the photo.
+    var sidecar: Sidecar?
+    /// The sidecar as kept in the job row.
+    var sidecarJson: String?
+    /// Where the sidecar's values came from (an imported library's Takeout or XMP files), put
+    /// first among the metadata's warnings so that the catalog shows it.
+    var notes: [String] = []
+    /// Hard-link the original into the library from `path` rather than write a copy.
+    var linkOriginal = false
+}
+
 /// Turns one claimed photo into stored files and a committed catalog entry. Every step but the
 /// last two is a function of the photo's bytes; the side effects sit at the end: the library
 /// (durable files), then the catalog (one transaction).
@@ -56,23 +78,31 @@ struct PhotoProcessor: Sendable {
 
     /// Processes a claimed photo; throws a `ProcessingFailure` when it cannot.
     func process(_ claim: Claim, attempt: Int, deadline: Date, startedAt: Date) throws -> PhotoOutcome {
-        let bytes = try FileSystem.read(claim.path)
         let sidecarBytes = try claim.sidecarPath.map { path throws in try FileSystem.read(path) }
         let sidecar = try sidecarBytes.map { bytes throws in
             do { return try Sidecar(jsonBytes: bytes) } catch {
                 throw ProcessingFailure.permanent("sidecar \(claim.sourceName).json: \(error); fix it, then run `darkroom retry`")
             }
         }
+        let input = PhotoInput(path: claim.path, sourceName: claim.sourceName, jobKey: claim.path, worker: claim.worker,
+                               sidecar: sidecar, sidecarJson: sidecarBytes.map { String(decoding: $0, as: UTF8.self) })
+        return try process(input, attempt: attempt, deadline: deadline, startedAt: startedAt)
+    }
+
+    /// Processes one photo from any source; throws a `ProcessingFailure` when it cannot.
+    func process(_ input: PhotoInput, attempt: Int, deadline: Date, startedAt: Date) throws -> PhotoOutcome {
+        let bytes = try FileSystem.read(input.path)
         guard let format = Imaging.sniff(bytes) else {
             throw ProcessingFailure.permanent(Self.refusal(bytes))
         }
-        let fileTime = FileSystem.status(claim.path).map { Date(timeIntervalSince1970: $0.modified) }
-        let metadata = PhotoMetadata.read(bytes, sidecar: sidecar, fileTime: fileTime,
+        let fileTime = FileSystem.status(input.path).map { Date(timeIntervalSince1970: $0.modified) }
+        var metadata = PhotoMetadata.read(bytes, sidecar: input.sidecar, fileTime: fileTime,
                                           options: MetadataOptions(defaultTimeZone: configuration.defaultTimeZone))
-        var job = JobRecord(sourceName: claim.sourceName, claimPath: claim.path, sha256: metadata.sha256,
+        metadata.warnings = input.notes + metadata.warnings
+        var job = JobRecord(sourceName: input.sourceName, claimPath: input.jobKey, sha256: metadata.sha256,
                             outcome: .added, pictureId: nil, attempts: attempt, error: nil,
-                            sidecarJson: sidecarBytes.map { String(decoding: $0, as: UTF8.self) },
-                            worker: claim.worker, startedAt: startedAt.timeIntervalSince1970, finishedAt: 0)
+                            sidecarJson: input.sidecarJson,
+                            worker: input.worker, startedAt: startedAt.timeIntervalSince1970, finishedAt: 0)
 
         // The same bytes twice make one picture: no need to decode a known photo again.
         if let existing = try catalog.picture(sha256: metadata.sha256), let id = existing.id {
@@ -92,7 +122,10 @@ struct PhotoProcessor: Sendable {
         }
         try checkDeadline(deadline)
 
-        let originalPath = try library.storeOriginal(bytes, sha256: metadata.sha256, extension: format == .png ? "png" : "jpg")
+        let ext = format == .png ? "png" : "jpg"
+        let originalPath = input.linkOriginal
+            ? try library.linkOriginal(from: input.path, bytes: bytes, sha256: metadata.sha256, extension: ext)
+            : try library.storeOriginal(bytes, sha256: metadata.sha256, extension: ext)
         var variants: [VariantRecord] = []
         for variant in rendered.variants {
             let path = Library.variantPath(sha256: metadata.sha256, variant: variant.name, extension: "jpg")
@@ -103,7 +136,7 @@ struct PhotoProcessor: Sendable {
         try checkDeadline(deadline)
 
         let picture = PictureRecordBuilder.make(metadata: metadata, info: info, rendered: rendered,
-                                                sourceName: claim.sourceName, originalPath: originalPath,
+                                                sourceName: input.sourceName, originalPath: originalPath,
                                                 feed: configuration.feedRecipe, now: Date())
         job.finishedAt = Date().timeIntervalSince1970
         return try outcome(catalog.commitPicture(picture, variants: variants, job: job))

@@ -54,7 +54,8 @@ public final class Worker: Sendable {
     /// Runs until stopped (or, with `once`, until `incoming/` is drained). Returns the tally.
     public func run(_ options: RunOptions) -> RunTally {
         let started = Date()
-        let swept = library.sweepTemporaries() + FileSystem.sweepTemporaries(under: spool.root)
+        let swept = library.sweepTemporaries(olderThan: configuration.photoTimeoutSeconds)
+            + FileSystem.sweepTemporaries(under: spool.root, olderThan: configuration.photoTimeoutSeconds)
         if swept > 0 { logger.info("swept temporary files left by a killed run", metadata: ["count": "\(swept)"]) }
         recoverAbandonedClaims()
 

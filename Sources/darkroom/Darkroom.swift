@@ -8,7 +8,8 @@ struct Darkroom: ParsableCommand {
         abstract: "Turns uploaded photos into variants, moments and a catalog.",
         discussion: """
         Photos arrive in a spool directory (spool/incoming/), from a backend, a drop folder or \
-        `darkroom enqueue`. The worker reads when and where each was taken, renders the variants \
+        `darkroom enqueue`; a whole photo library comes in through `darkroom import`. The worker \
+        reads when and where each was taken, renders the variants \
         of pipeline.json (thumb, preview, mobile, feed), keeps the original in a content-addressed \
         library and records everything in an SQLite catalog. A photo that cannot be processed ends \
         in spool/failed/ with a one-line reason; nothing is deleted unprocessed.
@@ -16,7 +17,7 @@ struct Darkroom: ParsableCommand {
         Settings come from --config, else $DARKROOM_CONFIG, else ./pipeline.json, else built-in \
         defaults (the same as the bundled pipeline.json).
         """,
-        subcommands: [Run.self, Enqueue.self, Status.self, Retry.self, Inspect.self, Render.self, Places.self, MomentsCommand.self])
+        subcommands: [Run.self, Import.self, Enqueue.self, Status.self, Retry.self, Inspect.self, Render.self, Places.self, MomentsCommand.self])
 }
 
 /// The option every command shares: which configuration to use.

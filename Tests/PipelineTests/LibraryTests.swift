@@ -22,13 +22,28 @@ struct LibraryTests {
         #expect(Library.variantPath(sha256: "0123456789", variant: "thumb", extension: "jpg") == "variants/thumb/01/23/0123456789.jpg")
     }
 
-    @Test func temporariesLeftByAKilledWriteAreSwept() throws {
+    @Test func temporariesOfADeadWriterAreSweptAndALiveWritersAreSpared() throws {
         let library = try Library(root: space.path + "/library", backupRoot: nil)
-        let stray = space.path + "/library/originals/aa/bb/" + FileSystem.temporaryPrefix + "123"
-        try FileManager.default.createDirectory(atPath: (stray as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let folder = space.path + "/library/originals/aa/bb/"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        // A process id that cannot be running: pid_max is far below Int32.max.
+        let dead = WorkerIdentity(host: WorkerIdentity.current.host, pid: Int32.max - 1)
+        let stray = folder + FileSystem.temporaryPrefix + dead.name + "-" + UUID().uuidString
+        let live = folder + FileSystem.temporaryPrefix + WorkerIdentity(host: "other-host", pid: 7).name + "-" + UUID().uuidString
         _ = FileManager.default.createFile(atPath: stray, contents: Data([1, 2, 3]))
-        #expect(library.sweepTemporaries() == 1)
+        _ = FileManager.default.createFile(atPath: live, contents: Data([1, 2, 3]))
+        #expect(library.sweepTemporaries(olderThan: 120) == 1)
         #expect(!FileManager.default.fileExists(atPath: stray))
+        #expect(FileManager.default.fileExists(atPath: live), "another host's worker may still be writing it")
+        #expect(library.sweepTemporaries(olderThan: 120, now: Date().addingTimeInterval(121)) == 1)
+    }
+
+    @Test func aDurableWriteNamesItsWriterInTheTemporaryName() throws {
+        // The name is what lets a sweep tell a dead writer's file from a live one's.
+        let path = space.path + "/x/file"
+        try FileSystem.writeDurably([1, 2, 3], to: path)
+        #expect(try FileSystem.read(path) == [1, 2, 3])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: space.path + "/x") == ["file"])
     }
 }
 

@@ -1,0 +1,168 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import Pipeline
+
+struct Import: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Import a whole photo library: folders of JPEG and PNG photos, with their sidecars.",
+        discussion: """
+        Walks each FOLDER (a phone backup, a Google Takeout export, a desktop photo manager's \
+        tree) and processes every JPEG and PNG exactly as the spool does: the same metadata, \
+        variants, library, catalog commit and moments. Files are told apart by their bytes, not \
+        their names; anything else is skipped and listed with its type. Hidden and system files \
+        (.DS_Store, Thumbs.db, @eaDir, ...) are passed over. Symlinks are never followed: one that \
+        points inside the folders names a file imported where it lies, one that points outside is \
+        refused, and loops are reported.
+
+        Sidecars: Google Takeout's JSON (IMG_1.jpg.json, its .supplemental-metadata and cut names, \
+        IMG_1.jpg(1).json for IMG_1(1).jpg) gives photoTakenTime and geoData; an XMP sidecar \
+        (IMG_1.xmp or IMG_1.jpg.xmp) gives exif:DateTimeOriginal and exif:GPSLatitude/Longitude; a \
+        Darkroom sidecar (IMG_1.jpg.json with author_id, taken_at, ...) works as in the spool. They \
+        fill what the photo's EXIF lacks; where they disagree with EXIF, EXIF wins and the conflict \
+        is recorded. Each picture's warnings say which sidecar gave what.
+
+        Resumable: every file's outcome goes into the catalog's import journal (path, size, \
+        modification time). Run the same command again after an interruption (Ctrl-C, kill, \
+        reboot) and it continues where it stopped; on a finished import it adds nothing. The same \
+        bytes twice, here or through the spool, make one picture, recorded as a duplicate. On \
+        SIGINT or SIGTERM the photos in hand finish, then it stops. A photo that fails stays where \
+        it is, with its reason in the summary and the journal; it is not tried again unless \
+        --retry-failed is given.
+
+        Sources are left as they are: --copy (the default) copies each original into the library, \
+        --link hard-links it (no second copy of the bytes; on another file system it is copied, and \
+        the summary says so; a linked original changes if its source is edited in place), --move \
+        places it like --link and deletes the source once its catalog entry has committed (its \
+        sidecars and other files stay).
+
+        Progress: a live bar on a terminal, a log line every few seconds otherwise; at the end a \
+        summary (imported, duplicates, skipped by type, failed by reason, moments created, time \
+        taken), also written as JSON by --report. Exit status: 0 when every photo was imported or \
+        was a duplicate, 1 when any failed, 2 when interrupted (run it again to continue).
+        """)
+
+    @OptionGroup var options: ConfigOption
+
+    @Argument(help: ArgumentHelp("Folders to import.", valueName: "folder"))
+    var folders: [String]
+
+    @Option(help: ArgumentHelp("The author of every photo whose Darkroom sidecar names none (author_id).", valueName: "id"))
+    var author: String?
+
+    @Flag(help: "Walk and report what would happen; write nothing.")
+    var dryRun = false
+
+    @Flag(help: "How originals reach the library: --copy (default), --link (hard link), or --move (delete sources after commit).")
+    var placement: ImportPlacementFlag = .copy
+
+    @Flag(help: "Process again the photos that failed in an earlier run.")
+    var retryFailed = false
+
+    @Option(help: ArgumentHelp("Write the summary as JSON to this file.", valueName: "file"))
+    var report: String?
+
+    @Option(help: ArgumentHelp("Progress: auto (a bar on a terminal, log lines otherwise), bar, log or none.", valueName: "auto|bar|log|none"))
+    var progress: ProgressArgument = .auto
+
+    @Option(help: ArgumentHelp("Seconds between progress log lines.", valueName: "seconds"))
+    var progressInterval: Double = ImportOptions.defaultProgressInterval
+
+    @Option(help: ArgumentHelp("Photos processed at once (default: worker.concurrency, or one per core).", valueName: "n"))
+    var concurrency: Int?
+
+    @Option(help: ArgumentHelp("Log lines as human-readable text or as JSON objects.", valueName: "text|json"))
+    var logFormat: LogFormatArgument = .text
+
+    @Flag(help: "Log one line per photo.")
+    var verbose = false
+
+    func validate() throws {
+        if folders.isEmpty { throw ValidationError("name at least one folder to import") }
+        for folder in folders {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ValidationError("\(folder): not a folder; name the folders of the library to import")
+            }
+        }
+        if let concurrency, concurrency < 1 { throw ValidationError("--concurrency must be at least 1 (got \(concurrency))") }
+        if !(progressInterval > 0) { throw ValidationError("--progress-interval must be above 0 seconds (got \(progressInterval))") }
+        if let author, author.isEmpty { throw ValidationError("--author must not be empty") }
+        if dryRun && placement == .move { throw ValidationError("--dry-run writes nothing: drop --move, or drop --dry-run") }
+    }
+
+    func run() throws {
+        var configuration = try options.load()
+        if let concurrency { configuration.concurrency = concurrency }
+        let format = logFormat.format
+        LoggingSystem.bootstrap { label in ConsoleLogHandler(label: label, format: format) }
+        let logger = Logger(label: "darkroom")
+        let importOptions = ImportOptions(folders: folders, author: author, dryRun: dryRun, placement: placement.placement,
+                                          retryFailed: retryFailed, progress: progress.style,
+                                          progressInterval: progressInterval, verbose: verbose)
+        let importer: Importer
+        do {
+            importer = try Importer(configuration: configuration, options: importOptions, logger: logger)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        let signals = [SIGTERM, SIGINT].map { number -> DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                logger.notice("stopping: finishing the photos in hand; run the same command again to continue")
+                importer.stop()
+            }
+            source.resume()
+            return source
+        }
+        logger.info("darkroom import", metadata: [
+            "folders": "\(importer.roots.joined(separator: ","))", "mode": "\(dryRun ? "dry-run" : placement.placement.rawValue)",
+            "catalog": "\(configuration.catalogPath)", "library": "\(configuration.libraryRoot)",
+            "workers": "\(configuration.effectiveConcurrency)",
+        ])
+        let result = importer.run()
+        signals.forEach { $0.cancel() }
+        print(result.summary())
+        if let report {
+            do {
+                try Data((result.json() + "\n").utf8).write(to: URL(fileURLWithPath: report), options: .atomic)
+            } catch {
+                throw ValidationError(ImportError.reportNotWritten(report, reason: error.localizedDescription).description)
+            }
+        }
+        if result.interrupted { throw ExitCode(2) }
+        if result.failed > 0 && !dryRun { throw ExitCode(1) }
+    }
+}
+
+/// `--copy`, `--link`, `--move`.
+enum ImportPlacementFlag: String, EnumerableFlag {
+    case copy, link, move
+
+    var placement: ImportPlacement {
+        switch self {
+        case .copy: .copy
+        case .link: .link
+        case .move: .move
+        }
+    }
+
+    static func help(for value: ImportPlacementFlag) -> ArgumentHelp? {
+        switch value {
+        case .copy: "Copy each original into the library (the default); sources stay as they are."
+        case .link: "Hard-link each original into the library when on the same file system (else copy)."
+        case .move: "Place each original in the library, then delete its source once committed."
+        }
+    }
+}
+
+/// `--progress` values.
+enum ProgressArgument: String, ExpressibleByArgument, CaseIterable {
+    case auto, bar, log, none
+
+    var style: ImportProgressStyle {
+        ImportProgressStyle(rawValue: rawValue) ?? .auto
+    }
+}

@@ -1,0 +1,119 @@
+import Catalog
+import Foundation
+import GRDB
+import Testing
+
+/// What a catalog holds after an import, without the ids and names that depend on the order
+/// the photos happened to be processed in.
+struct CatalogContent: Equatable {
+    /// Per picture (by SHA-256): trusted time, place, author, and the SHA-256 of its moment's members.
+    var pictures: [String: String]
+    /// Each moment: its kind and its members' SHA-256, and its cover's.
+    var moments: Set<String>
+    /// Jobs by outcome.
+    var jobs: [String: Int]
+    /// The journal: each file (relative to the library) and whether it is done or failed.
+    var journal: [String: String]
+
+    init(_ space: Workspace, library: String) throws {
+        let catalog = try space.catalog()
+        let all = try catalog.read { db in try PictureRecord.fetchAll(db) }
+        let bySHA = Dictionary(uniqueKeysWithValues: all.compactMap { p in p.id.map { ($0, p.sha256) } })
+        var members: [Int64: [String]] = [:]
+        for picture in all { if let moment = picture.momentId { members[moment, default: []].append(picture.sha256) } }
+        pictures = Dictionary(uniqueKeysWithValues: all.map { p in
+            (p.sha256, "\(p.momentTime.map { String($0) } ?? "-") \(p.latitude.map { String($0) } ?? "-") \(p.longitude.map { String($0) } ?? "-") \(p.authorId ?? "-") "
+                + (p.momentId.map { members[$0, default: []].sorted().joined(separator: ",") } ?? "no moment"))
+        })
+        moments = Set(try catalog.moments().map { m in
+            "\(m.kind) \(members[m.id, default: []].sorted().joined(separator: ",")) cover \(m.coverPictureId.flatMap { bySHA[$0] } ?? "-")"
+        })
+        let rows = try catalog.read { db in try JobRecord.fetchAll(db) }
+        jobs = Dictionary(grouping: rows, by: { $0.outcome.rawValue }).mapValues(\.count)
+        let files = try catalog.read { db in try ImportFileRecord.fetchAll(db) }
+        journal = Dictionary(uniqueKeysWithValues: files.map { file in
+            (String(file.sourcePath.dropFirst(library.count)), file.outcome == .failed ? "failed" : "done")
+        })
+    }
+}
+
+@Suite("Import: interrupted and resumed", .serialized)
+struct ImportResumeTests {
+    /// 60 photos of a Takeout export in 6 outings, with duplicates, non-photos and a broken one.
+    static func makeLibrary(_ tree: LibraryTree) throws {
+        let t0 = 1_561_975_200.0
+        let places = [(48.8566, 2.3522), (45.1885, 5.7245), (43.2965, 5.3698)]
+        for i in 0..<60 {
+            let outing = i / 10
+            let folder = "Takeout/Google Photos/Photos from 201\(outing % 3)/"
+            let place = places[outing % 3]
+            let name = "IMG_\(1000 + i).jpg"
+            try tree.write(folder + name, LibraryTree.hopper("r\(i)"))
+            try tree.write(folder + name + ".json", text: LibraryTree.takeout(
+                title: name, taken: t0 + Double(outing) * 86_400 + Double(i % 10) * 600,
+                geo: near(place.0, place.1, north: Double(i % 10) * 40)))
+        }
+        // Walked before the Takeout folder: these copies, without sidecars, become the pictures
+        // and the Takeout originals their duplicates (the first of the same bytes wins).
+        for i in [3, 17, 42] {
+            try tree.write("Copies/copy-of-\(i).jpg", LibraryTree.hopper("r\(i)"))
+        }
+        try tree.write("Copies/broken.jpg", Array(LibraryTree.sample("Landscape_6.jpg").prefix(2000)))
+        try tree.write("Copies/readme.txt", text: "copies\n")
+    }
+
+    @Test func killingAnImportAtRandomPointsAndResumingGivesTheSameCatalog() throws {
+        let whole = Workspace()
+        let wholeTree = LibraryTree(whole.root + "/lib")
+        try Self.makeLibrary(wholeTree)
+        let once = try whole.run(["import", wholeTree.root, "--author", "ann", "--progress", "none"])
+        #expect(once.status == 1, "one broken photo: \(once.stderr.suffix(1000))")
+        let expected = try CatalogContent(whole, library: wholeTree.root)
+        #expect(expected.pictures.count == 60)
+        #expect(expected.jobs == ["added": 60, "duplicate": 3, "failed": 1])
+        #expect(expected.moments.count == 6)
+
+        let space = Workspace()
+        let tree = LibraryTree(space.root + "/lib")
+        try Self.makeLibrary(tree)
+        var generator = SystemRandomNumberGenerator()
+        var kills = 0
+        var interrupts = 0
+        for round in 0..<12 {
+            let launched = try space.start(["import", tree.root, "--author", "ann", "--progress", "none"])
+            usleep(UInt32.random(in: 100_000...600_000, using: &generator))
+            guard launched.process.isRunning else {
+                launched.process.waitUntilExit()
+                break
+            }
+            if round == 2 {
+                // Ctrl-C: the photos in hand finish and are journaled; the run says it was interrupted.
+                kill(launched.process.processIdentifier, SIGINT)
+                launched.process.waitUntilExit()
+                #expect([0, 1, 2].contains(launched.process.terminationStatus))
+                if launched.process.terminationStatus == 2 {
+                    interrupts += 1
+                    #expect(launched.stdout.contains("interrupted (run the same command again to continue)"))
+                }
+                let jobs = try space.catalog().read { db in try JobRecord.fetchCount(db) }
+                let journaled = try space.catalog().read { db in try ImportFileRecord.fetchCount(db) }
+                #expect(jobs == journaled, "a graceful stop journals every photo it committed")
+            } else {
+                kill(launched.process.processIdentifier, SIGKILL)
+                launched.process.waitUntilExit()
+                kills += 1
+            }
+        }
+        let last = try space.run(["import", tree.root, "--author", "ann", "--progress", "none"])
+        #expect([0, 1].contains(last.status), "\(last.stderr.suffix(1000))")
+        #expect(kills >= 3, "the import must really be killed several times (was \(kills))")
+        #expect(interrupts <= 1)
+
+        let resumed = try CatalogContent(space, library: tree.root)
+        #expect(resumed.pictures == expected.pictures)
+        #expect(resumed.moments == expected.moments)
+        #expect(resumed.jobs == expected.jobs, "no photo processed twice")
+        #expect(resumed.journal == expected.journal)
+        #expect(try space.run(["moments", "rebuild", "--check"]).status == 0)
+    }
+}
