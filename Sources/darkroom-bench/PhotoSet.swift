@@ -1,17 +1,19 @@
 import Foundation
 import Imaging
 
-/// The benchmark's input: N 12-megapixel JPEGs written to a directory.
+/// The benchmark's input: N JPEGs (12 megapixels by default) written to a directory.
 enum PhotoSet {
     static let width = 4000
     static let height = 3000
     static let quality = 90
-    /// A real camera photo (5760×3840) from the shared corpus, if present.
+    /// A real camera photo (5760×3840, Canon EOS 5D Mark III EXIF) from the shared corpus, if present.
     static let corpusPhoto = "jpeg/metadata-extractor/Issue_266.jpg"
 
     struct Generated {
         let files: [URL]
         let origin: String
+        /// Each file's bytes, in the order of `files`.
+        let photos: [[UInt8]]
     }
 
     static func corpusDirectory() -> URL? {
@@ -19,7 +21,7 @@ enum PhotoSet {
         if let variable = ProcessInfo.processInfo.environment["DARKROOM_CORPUS"] {
             candidates.append(URL(fileURLWithPath: variable))
         }
-        // <root>/Benchmarks/darkroom-bench/PhotoSet.swift -> <root>/../shared/corpus
+        // <root>/Sources/darkroom-bench/PhotoSet.swift -> <root>/../shared/corpus
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         candidates.append(root.deletingLastPathComponent().appendingPathComponent("shared/corpus"))
         candidates.append(URL(fileURLWithPath: FileManager.default.currentDirectoryPath).deletingLastPathComponent()
@@ -27,95 +29,43 @@ enum PhotoSet {
         return candidates.first { FileManager.default.fileExists(atPath: $0.appendingPathComponent(corpusPhoto).path) }
     }
 
-    /// Each photo is a different 4:3 window of the source (the focal point moves across it), so
-    /// no two files are the same bytes.
-    static func generate(count: Int, into directory: URL) throws -> Generated {
+    /// Each photo is a different window of the source at `width`×`height` (the focal point
+    /// moves across it), so no two files are the same bytes; each carries the source's EXIF
+    /// block when the source has one.
+    static func generate(count: Int, into directory: URL, width: Int = width, height: Int = height) throws -> Generated {
         let source: [UInt8]
-        let origin: String
+        var origin: String
         if let corpus = corpusDirectory() {
             source = try [UInt8](Data(contentsOf: corpus.appendingPathComponent(corpusPhoto)))
-            origin = corpusPhoto + " (5760×3840), cropped to 4:3 and resized with Imaging"
+            origin = corpusPhoto + " (5760×3840): \(width)×\(height) windows resized with Imaging, JPEG q\(quality)"
         } else {
             source = SyntheticPhoto.png(width: width, height: height)
-            origin = "synthetic picture (shared/corpus not found)"
+            origin = "synthetic picture (shared/corpus not found; set DARKROOM_CORPUS), \(width)×\(height) JPEG q\(quality)"
         }
+        let exif = ExifSegment.find(in: source)
+        if let exif { origin += ", with the source's \(exif.count)-byte EXIF block (Canon EOS 5D Mark III)" }
         let recipe = VariantRecipe(name: "source", fit: .cover, width: width, height: height, quality: quality)
         var files: [URL] = []
+        var photos: [[UInt8]] = []
         for index in 0..<count {
             let position = count == 1 ? 0.5 : Double(index) / Double(count - 1)
             let options = RenderOptions(focalPoint: FocalPoint(x: position, y: 1 - position))
             let result = try Imaging.render(source, recipes: [recipe], options: options)
             guard let variant = result.variants.first else { continue }
+            let bytes = exif.map { ExifSegment.insert($0, into: variant.bytes) } ?? variant.bytes
             let file = directory.appendingPathComponent(String(format: "photo-%03d.jpg", index))
-            try Data(variant.bytes).write(to: file)
+            try Data(bytes).write(to: file)
             files.append(file)
+            photos.append(bytes)
         }
-        return Generated(files: files, origin: origin)
-    }
-}
-
-/// A synthetic photo-like PNG (gradients, texture, discs) for machines without the corpus.
-/// Stored (uncompressed) deflate blocks keep the writer short; the size does not matter here.
-enum SyntheticPhoto {
-    static func png(width: Int, height: Int) -> [UInt8] {
-        var raw = [UInt8]()
-        raw.reserveCapacity((width * 3 + 1) * height)
-        for y in 0..<height {
-            raw.append(0)
-            for x in 0..<width {
-                let fx = Double(x) / Double(width), fy = Double(y) / Double(height)
-                let texture = 40 * sin(Double(x) * 0.11) * cos(Double(y) * 0.07)
-                let dx = fx - 0.6, dy = fy - 0.4
-                let disc = dx * dx + dy * dy < 0.02 ? 90.0 : 0
-                raw.append(UInt8(clamping: Int(90 + 120 * fx + texture + disc)))
-                raw.append(UInt8(clamping: Int(60 + 150 * fy + texture / 2)))
-                raw.append(UInt8(clamping: Int(200 - 120 * fx * fy - disc)))
-            }
-        }
-        var zlib: [UInt8] = [0x78, 0x01]
-        var offset = 0
-        while offset < raw.count {
-            let length = min(65535, raw.count - offset)
-            zlib.append(offset + length == raw.count ? 1 : 0)
-            zlib += [UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8((~length >> 8) & 0xFF)]
-            zlib += raw[offset..<(offset + length)]
-            offset += length
-        }
-        zlib += bigEndian(adler32(raw))
-        var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-        png += chunk("IHDR", bigEndian(UInt32(width)) + bigEndian(UInt32(height)) + [8, 2, 0, 0, 0])
-        png += chunk("IDAT", zlib)
-        png += chunk("IEND", [])
-        return png
+        return Generated(files: files, origin: origin, photos: photos)
     }
 
-    static func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
-        let body = Array(type.utf8) + data
-        return bigEndian(UInt32(data.count)) + body + bigEndian(crc32(body))
-    }
-
-    static func bigEndian(_ value: UInt32) -> [UInt8] {
-        [UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)]
-    }
-
-    static func adler32(_ data: [UInt8]) -> UInt32 {
-        var a: UInt32 = 1, b: UInt32 = 0
-        for byte in data {
-            a = (a + UInt32(byte)) % 65521
-            b = (b + a) % 65521
-        }
-        return (b << 16) | a
-    }
-
-    static func crc32(_ data: [UInt8]) -> UInt32 {
-        var table = [UInt32](repeating: 0, count: 256)
-        for n in 0..<256 {
-            var c = UInt32(n)
-            for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
-            table[n] = c
-        }
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in data { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
-        return crc ^ 0xFFFF_FFFF
+    /// `photo` made distinct by `index`: bytes after the JPEG end marker, which decoders ignore,
+    /// so the photo renders the same but has its own SHA-256 (it is not a duplicate).
+    static func distinct(_ photo: [UInt8], index: Int) -> [UInt8] {
+        var bytes = photo
+        bytes += Array("darkroom-bench copy ".utf8) + Array(String(index).utf8)
+        return bytes
     }
 }

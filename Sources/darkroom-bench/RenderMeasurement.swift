@@ -1,8 +1,19 @@
 import Foundation
 import Imaging
+import PhotoMetadata
 
-/// Renders every photo of a directory with N worker threads and reports throughput and memory.
+/// Renders photos of a directory with N worker threads and reports throughput and memory.
+/// Runs in a child process (`render --child`), so that the peak memory is this work's own.
 enum RenderMeasurement {
+    /// What each photo goes through.
+    struct Settings: Sendable {
+        /// Read the metadata (`PhotoMetadata.read`, default options) before rendering, as the
+        /// worker does; false measures the render alone.
+        var metadata = true
+        /// The EXIF orientation to render with; nil takes the metadata's (1 without metadata).
+        var orientation: Int?
+    }
+
     struct Result {
         let workers: Int
         let photos: Int
@@ -11,22 +22,33 @@ enum RenderMeasurement {
         /// The fastest photo: the least disturbed by other processes on the machine.
         let minimumMilliseconds: Double
         let peakKilobytes: Int
+        /// Mean per photo of each step: reading the file, the metadata read, the render.
+        let readMilliseconds: Double
+        let metadataMilliseconds: Double
+        let renderMilliseconds: Double
+        /// CPU time of the measuring child (user + system, its warm-up photo included), when it ran as one.
+        var childCPUSeconds: Double?
 
         var photosPerSecond: Double { Double(photos) / wallSeconds }
         /// Wall time a worker spends per photo.
         var millisecondsPerPhoto: Double { wallSeconds * 1000 * Double(workers) / Double(photos) }
 
         var line: String {
-            "RESULT workers=\(workers) photos=\(photos) wall=\(wallSeconds) median=\(medianMilliseconds) min=\(minimumMilliseconds) hwm=\(peakKilobytes)"
+            "RESULT workers=\(workers) photos=\(photos) wall=\(wallSeconds) median=\(medianMilliseconds) min=\(minimumMilliseconds) "
+                + "hwm=\(peakKilobytes) read=\(readMilliseconds) metadata=\(metadataMilliseconds) render=\(renderMilliseconds)"
         }
 
-        init(workers: Int, photos: Int, wallSeconds: Double, medianMilliseconds: Double, minimumMilliseconds: Double, peakKilobytes: Int) {
+        init(workers: Int, photos: Int, wallSeconds: Double, medianMilliseconds: Double, minimumMilliseconds: Double,
+             peakKilobytes: Int, readMilliseconds: Double, metadataMilliseconds: Double, renderMilliseconds: Double) {
             self.workers = workers
             self.photos = photos
             self.wallSeconds = wallSeconds
             self.medianMilliseconds = medianMilliseconds
             self.minimumMilliseconds = minimumMilliseconds
             self.peakKilobytes = peakKilobytes
+            self.readMilliseconds = readMilliseconds
+            self.metadataMilliseconds = metadataMilliseconds
+            self.renderMilliseconds = renderMilliseconds
         }
 
         init?(line: String) {
@@ -36,37 +58,51 @@ enum RenderMeasurement {
                 let parts = pair.split(separator: "=", maxSplits: 1)
                 if parts.count == 2 { fields[String(parts[0])] = String(parts[1]) }
             }
+            func number(_ key: String) -> Double? { fields[key].flatMap(Double.init) }
             guard let workers = fields["workers"].flatMap(Int.init), let photos = fields["photos"].flatMap(Int.init),
-                let wall = fields["wall"].flatMap(Double.init), let median = fields["median"].flatMap(Double.init),
-                let minimum = fields["min"].flatMap(Double.init), let hwm = fields["hwm"].flatMap(Int.init)
+                  let wall = number("wall"), let median = number("median"), let minimum = number("min"),
+                  let hwm = fields["hwm"].flatMap(Int.init), let read = number("read"), let metadata = number("metadata"),
+                  let render = number("render")
             else { return nil }
-            self.init(
-                workers: workers, photos: photos, wallSeconds: wall, medianMilliseconds: median, minimumMilliseconds: minimum,
-                peakKilobytes: hwm)
+            self.init(workers: workers, photos: photos, wallSeconds: wall, medianMilliseconds: median, minimumMilliseconds: minimum,
+                      peakKilobytes: hwm, readMilliseconds: read, metadataMilliseconds: metadata, renderMilliseconds: render)
         }
+    }
+
+    /// The time one photo took, step by step, in milliseconds.
+    struct Timing {
+        var read = 0.0
+        var metadata = 0.0
+        var render = 0.0
+        var total: Double { read + metadata + render }
     }
 
     /// Shared between the worker threads; every access holds the lock.
     final class Queue: @unchecked Sendable {  // safe: all mutable state is behind `lock`
         private let lock = NSLock()
         private var next = 0
-        private var latencies: [Double] = []
+        private var timings: [Timing] = []
         private var failures: [String] = []
-        let photos: [[UInt8]]
+        /// The files, taken in turn until `count` photos are done (cycling through them).
+        let files: [URL]
+        let count: Int
 
-        init(photos: [[UInt8]]) { self.photos = photos }
-
-        func take() -> Int? {
-            lock.lock()
-            defer { lock.unlock() }
-            guard next < photos.count else { return nil }
-            next += 1
-            return next - 1
+        init(files: [URL], count: Int) {
+            self.files = files
+            self.count = count
         }
 
-        func record(milliseconds: Double) {
+        func take() -> URL? {
             lock.lock()
-            latencies.append(milliseconds)
+            defer { lock.unlock() }
+            guard next < count else { return nil }
+            next += 1
+            return files[(next - 1) % files.count]
+        }
+
+        func record(_ timing: Timing) {
+            lock.lock()
+            timings.append(timing)
             lock.unlock()
         }
 
@@ -76,43 +112,54 @@ enum RenderMeasurement {
             lock.unlock()
         }
 
-        var summary: (latencies: [Double], failures: [String]) {
+        var summary: (timings: [Timing], failures: [String]) {
             lock.lock()
             defer { lock.unlock() }
-            return (latencies, failures)
+            return (timings, failures)
         }
     }
 
-    /// The EXIF orientation every photo is rendered with (1 unless `--orientation` says otherwise).
-    nonisolated(unsafe) static var orientation = 1  // set once in main, before any worker starts
-
-    static func renderOne(_ bytes: [UInt8]) throws {
-        // Hook for the lead: the metadata read belongs here, timed with the render, e.g.
-        //   let metadata = try PhotoMetadata.read(bytes)
-        //   options.orientation = metadata.orientation
-        let options = RenderOptions(orientation: orientation)
-        let result = try Imaging.render(bytes, recipes: VariantRecipe.defaults, options: options)
-        guard result.variants.count == VariantRecipe.defaults.count else { throw CocoaError(.coderInvalidValue) }
+    /// One photo as the worker handles it before storing: read the file, read the metadata, render
+    /// the four default variants (with the metadata's orientation).
+    static func processOne(_ file: URL, settings: Settings) throws -> Timing {
+        var timing = Timing()
+        var mark = Machine.now()
+        func lap() -> Double {
+            let now = Machine.now()
+            defer { mark = now }
+            return (now - mark) * 1000
+        }
+        let bytes = try [UInt8](Data(contentsOf: file))
+        timing.read = lap()
+        var orientation = settings.orientation ?? 1
+        if settings.metadata {
+            let metadata = PhotoMetadata.read(bytes, sidecar: nil, fileTime: nil, options: MetadataOptions())
+            orientation = settings.orientation ?? metadata.orientation
+            timing.metadata = lap()
+        }
+        let result = try Imaging.render(bytes, recipes: VariantRecipe.defaults, options: RenderOptions(orientation: orientation))
+        timing.render = lap()
+        guard result.variants.count == VariantRecipe.defaults.count else {
+            throw BenchError("\(file.lastPathComponent): \(result.variants.count) variants rendered instead of \(VariantRecipe.defaults.count)")
+        }
+        return timing
     }
 
-    /// Renders the photos of `directory` `rounds` times over with `workers` threads.
-    static func run(directory: URL, workers: Int, rounds: Int) -> Result {
-        let files = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
-        let set = files.filter { $0.pathExtension == "jpg" }.sorted { $0.path < $1.path }
-            .compactMap { try? [UInt8](Data(contentsOf: $0)) }
-        let photos = Array((0..<max(rounds, 1)).map { _ in set }.joined())
-        // One warm-up render outside the timing (first-touch page faults, lazy symbol binding).
-        if let first = photos.first { try? renderOne(first) }
-        let queue = Queue(photos: photos)
+    /// Processes `count` photos, taking the JPEGs of `directory` in turn, with `workers` threads.
+    static func run(directory: URL, workers: Int, count: Int, settings: Settings) throws -> Result {
+        let listing = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
+        let files = listing.filter { $0.pathExtension == "jpg" }.sorted { $0.path < $1.path }
+        guard let first = files.first else { throw BenchError("no .jpg photos in \(directory.path)") }
+        // One warm-up photo outside the timing (first-touch page faults, lazy symbol binding).
+        _ = try processOne(first, settings: settings)
+        let queue = Queue(files: files, count: count)
         let group = DispatchGroup()
-        let start = Date()
+        let start = Machine.now()
         for _ in 0..<workers {
             group.enter()
             let thread = Thread {
-                while let index = queue.take() {
-                    let begin = Date()
-                    do { try renderOne(queue.photos[index]) } catch { queue.fail("\(error)") }
-                    queue.record(milliseconds: Date().timeIntervalSince(begin) * 1000)
+                while let file = queue.take() {
+                    do { queue.record(try processOne(file, settings: settings)) } catch { queue.fail("\(error)") }
                 }
                 group.leave()
             }
@@ -120,22 +167,39 @@ enum RenderMeasurement {
             thread.start()
         }
         group.wait()
-        let wall = Date().timeIntervalSince(start)
-        let (latencies, failures) = queue.summary
-        if !failures.isEmpty { FileHandle.standardError.write(Data("failures: \(failures)\n".utf8)) }
-        let sorted = latencies.sorted()
-        let median = sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+        let wall = Machine.now() - start
+        let (timings, failures) = queue.summary
+        if let failure = failures.first { throw BenchError("\(failures.count) photos failed, first: \(failure)") }
+        let sorted = timings.map(\.total).sorted()
+        func mean(_ step: KeyPath<Timing, Double>) -> Double {
+            timings.isEmpty ? 0 : timings.reduce(0) { $0 + $1[keyPath: step] } / Double(timings.count)
+        }
         return Result(
-            workers: workers, photos: photos.count, wallSeconds: wall, medianMilliseconds: median,
-            minimumMilliseconds: sorted.first ?? 0, peakKilobytes: peakKilobytes())
+            workers: workers, photos: timings.count, wallSeconds: wall, medianMilliseconds: sorted.isEmpty ? 0 : sorted[sorted.count / 2],
+            minimumMilliseconds: sorted.first ?? 0, peakKilobytes: Machine.peakKilobytes(),
+            readMilliseconds: mean(\.read), metadataMilliseconds: mean(\.metadata), renderMilliseconds: mean(\.render))
     }
 
-    /// VmHWM from /proc/self/status: this process's peak resident memory, in kB.
-    static func peakKilobytes() -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+    /// Runs one measurement in a child process (its own process, so VmHWM is its own) and parses
+    /// its result line.
+    static func measureInChild(directory: URL, workers: Int, count: Int, settings: Settings,
+                               environment: [String: String] = [:]) throws -> Result {
+        var arguments = ["render", "--child", directory.path, "--workers", String(workers), "--count", String(count)]
+        if let orientation = settings.orientation { arguments += ["--orientation", String(orientation)] }
+        if !settings.metadata { arguments.append("--no-metadata") }
+        let output = directory.appendingPathComponent("child-\(workers)-\(count).out").path
+        let errors = directory.appendingPathComponent("child-\(workers)-\(count).err").path
+        defer {
+            unlink(output)
+            unlink(errors)
         }
-        return 0
+        let child = try ChildProcess.run(Machine.executable().path, arguments, stdout: output, stderr: errors, environment: environment)
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        guard child.status == 0, var result = Result(line: text) else {
+            let reason = ((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "").split(separator: "\n").last.map(String.init) ?? "no output"
+            throw BenchError("the render child (\(workers) workers) exited with status \(child.status): \(reason)")
+        }
+        result.childCPUSeconds = child.cpuSeconds
+        return result
     }
 }

@@ -1,119 +1,79 @@
-// darkroom-bench: how fast Darkroom renders the default variants of 12-megapixel photos.
+// darkroom-bench: Darkroom's speed and memory targets, measured (`make bench` runs `all`).
 //
-//   swift run -c release darkroom-bench render [--photos N] [--workers 1|2] [--rounds R] [--orientation 1...8] [--dir DIR]
+//   darkroom-bench render   [--photos N] [--rounds R] [--workers 1|2] [--orientation 1...8] [--dir DIR]
+//   darkroom-bench pipeline [--photos N] [--base K] [--workers W] [--flat-counts A,B] [--no-throughput] [--no-flatness]
+//   darkroom-bench moments  [--pictures N] [--block B] [--authors A] [--seed S] [--dir DIR] [--disk-sample N] [--max-seconds S] [--keep]
+//   darkroom-bench all      [--quick]
 //
-// Generates N 4000×3000 JPEGs (from a corpus photo, or synthetic when the corpus is absent),
-// renders the four default variants of each at 1 and 2 worker threads, each configuration in a
-// child process so that its peak memory (VmHWM) is its own, then runs vipsthumbnail (when
-// installed) on the same files for the same four outputs, and prints a table.
+// Every figure goes to standard output with how it was measured and its target (PASS/MISS).
+// The speed targets live here, never in tests.
 import Foundation
-import Imaging
 
-let arguments = Array(CommandLine.arguments.dropFirst())
+let usage = """
+    usage: darkroom-bench render   [--photos N=8] [--rounds R=2] [--workers 1|2] [--orientation 1...8] [--dir DIR]
+           darkroom-bench pipeline [--photos N=1000] [--base K=8] [--workers W=2] [--flat-counts A,B=1000,5000]
+                                   [--no-throughput] [--no-flatness]
+           darkroom-bench moments  [--pictures N=100000] [--block B=10000] [--authors A=300] [--seed S] [--dir DIR] [--disk-sample N=300]
+                                   [--max-seconds S] [--keep]
+           darkroom-bench all      [--quick]   (every benchmark at its defaults, in under ~17 minutes: the moments ingest
+                                               stops early if time runs out; --quick: small sizes, to check the harness)
+    """
 
-func usage() -> Never {
-    print("usage: darkroom-bench render [--photos N] [--workers 1|2] [--rounds R] [--orientation 1...8] [--dir DIR]")
-    exit(2)
+/// The time `all` allows itself.
+let allBudgetSeconds = 17.0 * 60
+
+/// Runs every benchmark and prints the summary of targets.
+func runAll(_ arguments: BenchArguments) throws -> [Verdict] {
+    try arguments.check(valueFlags: [], bareFlags: ["--quick"])
+    var render = RenderBenchmark.Options()
+    var pipeline = PipelineBenchmark.Options()
+    var moments = MomentsBenchmark.Options()
+    if arguments.has("--quick") {
+        render.photos = 2
+        render.rounds = 1
+        pipeline.photos = 40
+        pipeline.base = 2
+        pipeline.flatCounts = [100, 500]
+        moments.pictures = 10_000
+        moments.block = 1_000
+        moments.diskSample = 50
+    }
+    let start = Machine.now()
+    var verdicts: [Verdict] = []
+    verdicts += try RenderBenchmark.run(render)
+    verdicts += try PipelineBenchmark.run(pipeline)
+    // The whole run stays under about 17 minutes: the moments ingest gets what is left (at least
+    // two minutes), less a minute for the rebuild check.
+    moments.maxSeconds = max(120, Int(allBudgetSeconds - (Machine.now() - start)) - 60)
+    verdicts += try MomentsBenchmark.run(moments)
+    return verdicts
 }
 
-func value(of flag: String) -> String? {
-    guard let index = arguments.firstIndex(of: flag), index + 1 < arguments.count else { return nil }
-    return arguments[index + 1]
-}
-
-guard arguments.first == "render" else { usage() }
-
-if let directory = value(of: "--child") {
-    // A measuring child: render every photo of the directory, print one RESULT line.
-    let workers = Int(value(of: "--workers") ?? "1") ?? 1
-    let rounds = Int(value(of: "--rounds") ?? "1") ?? 1
-    RenderMeasurement.orientation = Int(value(of: "--orientation") ?? "1") ?? 1
-    let result = RenderMeasurement.run(directory: URL(fileURLWithPath: directory), workers: workers, rounds: rounds)
-    print(result.line)
+let arguments = BenchArguments(Array(CommandLine.arguments.dropFirst()))
+do {
+    if arguments.command == "render", let directory = arguments.value("--child") {
+        try RenderBenchmark.child(arguments, directory: directory)
+        exit(0)
+    }
+    let start = Machine.now()
+    let verdicts: [Verdict]
+    switch arguments.command {
+    case "render": verdicts = try RenderBenchmark.run(RenderBenchmark.Options(arguments))
+    case "pipeline": verdicts = try PipelineBenchmark.run(PipelineBenchmark.Options(arguments))
+    case "moments": verdicts = try MomentsBenchmark.run(MomentsBenchmark.Options(arguments))
+    case "all": verdicts = try runAll(arguments)
+    case "help", "--help", "-h":
+        print(usage)
+        exit(0)
+    default:
+        FileHandle.standardError.write(Data((usage + "\n").utf8))
+        exit(2)
+    }
+    print("## Summary (\(ProcessInfo.processInfo.activeProcessorCount) cores, \(String(format: "%.0f", Machine.now() - start)) s)\n")
+    Verdict.printTable(verdicts, withSection: true)
+    // A missed target is a finding, not a failure of the benchmark: the exit code says only whether it ran.
     exit(0)
+} catch {
+    FileHandle.standardError.write(Data("darkroom-bench: \(error)\n".utf8))
+    exit(1)
 }
-
-let photoCount = Int(value(of: "--photos") ?? "8") ?? 8
-guard photoCount >= 1 else { usage() }
-let workerCounts: [Int]
-if let text = value(of: "--workers") {
-    guard let workers = Int(text), workers == 1 || workers == 2 else { usage() }
-    workerCounts = [workers]
-} else {
-    workerCounts = [1, 2]
-}
-
-// --dir keeps the photos (for profiling with perf); otherwise a temporary directory is removed at the end.
-let keptDirectory = value(of: "--dir")
-let workDirectory = keptDirectory.map { URL(fileURLWithPath: $0) }
-    ?? FileManager.default.temporaryDirectory.appendingPathComponent("darkroom-bench-\(getpid())")
-try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
-defer { if keptDirectory == nil { try? FileManager.default.removeItem(at: workDirectory) } }
-
-print("darkroom-bench: generating \(photoCount) photos of \(PhotoSet.width)×\(PhotoSet.height) (JPEG q\(PhotoSet.quality))…")
-let photos = try PhotoSet.generate(count: photoCount, into: workDirectory)
-print("  source: \(photos.origin)")
-
-/// glibc settings that keep freed raster buffers in the heap instead of returning them to the
-/// kernel after every photo (which costs page faults and zeroing on the next): a worker-process
-/// setting, shown as a separate row.
-let tunedMalloc = "glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=536870912"
-
-/// Runs one measuring child (its own process, so VmHWM is its own) and parses its result line.
-func measure(workers: Int, rounds: Int, environment: [String: String]?) throws -> RenderMeasurement.Result {
-    let child = Process()
-    child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-    child.arguments = [
-        "render", "--child", workDirectory.path, "--workers", String(workers), "--rounds", String(rounds),
-        "--orientation", value(of: "--orientation") ?? "1",
-    ]
-    if let environment {
-        child.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-    }
-    let pipe = Pipe()
-    child.standardOutput = pipe
-    try child.run()
-    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    child.waitUntilExit()
-    guard let result = RenderMeasurement.Result(line: output) else {
-        print("child for \(workers) worker(s) failed: \(output)")
-        exit(1)
-    }
-    return result
-}
-
-let rounds = Int(value(of: "--rounds") ?? "2") ?? 2
-var rows: [(label: String, result: RenderMeasurement.Result)] = []
-for workers in workerCounts {
-    rows.append(("darkroom", try measure(workers: workers, rounds: rounds, environment: nil)))
-}
-for workers in workerCounts {
-    rows.append(("darkroom, malloc tuned", try measure(workers: workers, rounds: rounds, environment: ["GLIBC_TUNABLES": tunedMalloc])))
-}
-
-let vips = VipsComparison.run(files: photos.files, outputDirectory: workDirectory.appendingPathComponent("vips"))
-
-print("")
-print("Four default variants (thumb cover 320×320, preview contain 1024, mobile contain 2048, feed cover 1080×1350)")
-print("on \(photoCount) photos of \(PhotoSet.width)×\(PhotoSet.height); release build; times are wall clock.")
-print("")
-print("| run | workers | photos/s | ms/photo (per worker) | median ms | fastest ms | peak RSS (VmHWM) |")
-print("|---|---|---|---|---|---|---|")
-for (label, row) in rows {
-    print(String(
-        format: "| %@ | %d | %.2f | %.1f | %.1f | %.1f | %.0f MB |", label, row.workers, row.photosPerSecond,
-        row.millisecondsPerPhoto, row.medianMilliseconds, row.minimumMilliseconds, Double(row.peakKilobytes) / 1024))
-}
-if let vips {
-    print(String(format: "| vipsthumbnail, 4 runs | 1 | %.2f | %.1f | %.1f | %.1f | n/a |", 1000 / vips.millisecondsPerPhoto,
-                 vips.millisecondsPerPhoto, vips.medianMilliseconds, vips.minimumMilliseconds))
-    if let single = rows.first(where: { $0.label == "darkroom" && $0.result.workers == 1 })?.result {
-        print("")
-        print(String(format: "darkroom / vips time ratio (1 worker): %.2f", single.millisecondsPerPhoto / vips.millisecondsPerPhoto))
-    }
-} else {
-    print("| vipsthumbnail | - | not installed | | | | |")
-}
-print("")
-print("ms/photo = wall time × workers / photos. \"fastest\" is the quickest single photo (least disturbed by other load).")
-print("Each darkroom row ran in its own child process, so its VmHWM is its own.")

@@ -1,0 +1,81 @@
+import Catalog
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A temporary spool, library and catalog with their own `pipeline.json`, for one
+/// `darkroom run --once`.
+struct PipelineWorkspace {
+    let root: URL
+    var incoming: URL { root.appendingPathComponent("spool/incoming") }
+    var failed: URL { root.appendingPathComponent("spool/failed") }
+    var library: URL { root.appendingPathComponent("library") }
+    var catalogPath: String { root.appendingPathComponent("catalog.sqlite").path }
+    var configuration: URL { root.appendingPathComponent("pipeline.json") }
+    var log: String { root.appendingPathComponent("darkroom.log").path }
+
+    /// Creates the folders and a `pipeline.json` with absolute paths: photos are taken as soon
+    /// as they are in `incoming/` (settle_seconds 0), two workers, every other key its default.
+    init(root: URL, workers: Int) throws {
+        self.root = root
+        try FileManager.default.createDirectory(at: incoming, withIntermediateDirectories: true)
+        let configuration: [String: Any] = [
+            "spool": ["root": root.appendingPathComponent("spool").path, "settle_seconds": 0],
+            "library": ["root": library.path],
+            "catalog": ["path": catalogPath],
+            "worker": ["concurrency": workers],
+        ]
+        let data = try JSONSerialization.data(withJSONObject: configuration, options: [.prettyPrinted, .sortedKeys])
+        try data.write(to: self.configuration)
+    }
+
+    /// Writes `count` distinct photos into `incoming/`, cycling through `photos` and making each
+    /// copy distinct (`PhotoSet.distinct`), then flushes them to disk (`sync`) so that the run
+    /// does not pay for writing its own input back. Returns the bytes written.
+    func fill(count: Int, from photos: [[UInt8]]) throws -> Int64 {
+        var total: Int64 = 0
+        for index in 0..<count {
+            let bytes = PhotoSet.distinct(photos[index % photos.count], index: index)
+            let file = incoming.appendingPathComponent(String(format: "photo-%05d.jpg", index))
+            do {
+                try Data(bytes).write(to: file)
+            } catch {
+                throw BenchError("cannot write \(file.path): \(error.localizedDescription)")
+            }
+            total += Int64(bytes.count)
+        }
+        sync()
+        return total
+    }
+
+    /// Runs `darkroom run --once` on this workspace; its log goes to `darkroom.log`.
+    func run(darkroom: URL, workers: Int) throws -> ChildProcess.Result {
+        try ChildProcess.run(darkroom.path, ["run", "--once", "--config", configuration.path, "--concurrency", String(workers), "--no-progress"],
+                             stderr: log)
+    }
+
+    /// Checks that the run added every photo: the catalog holds `expected` pictures and no
+    /// failed job, and the spool is empty.
+    func verify(expected: Int, run: ChildProcess.Result) throws {
+        let tail = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").suffix(3).joined(separator: " / ")
+        guard run.status == 0 else { throw BenchError("darkroom run --once exited with status \(run.status); its log ends: \(tail)") }
+        let counts: CatalogCounts
+        do {
+            counts = try Catalog(path: catalogPath).counts()
+        } catch {
+            throw BenchError("cannot read the run's catalog \(catalogPath): \(error)")
+        }
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: incoming.path).count) ?? 0
+        let failures = (try? FileManager.default.contentsOfDirectory(atPath: failed.path).count) ?? 0
+        guard counts.pictures == expected, counts.jobsFailed == 0, counts.jobsDuplicate == 0, left == 0, failures == 0 else {
+            throw BenchError("the run added \(counts.pictures) of \(expected) photos (\(counts.jobsDuplicate) duplicates, \(counts.jobsFailed) failed, "
+                             + "\(left) left in incoming/, \(failures) files in failed/); its log ends: \(tail)")
+        }
+    }
+
+    /// Removes everything.
+    func remove() {
+        try? FileManager.default.removeItem(at: root)
+    }
+}
