@@ -44,7 +44,8 @@ test: deps
 	$(SWIFT) test --skip-build
 
 bench: bench-deps
-	$(SWIFT) build -c release --product darkroom --product darkroom-bench
+	$(SWIFT) build -c release --product darkroom
+	$(SWIFT) build -c release --product darkroom-bench
 	.build/release/darkroom-bench all
 
 clean:

@@ -42,7 +42,7 @@ let package = Package(
             "Pipeline",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .executableTarget(name: "darkroom-bench", dependencies: ["Imaging", "PhotoMetadata", "Pipeline"]),
+        .executableTarget(name: "darkroom-bench", dependencies: ["Imaging", "PhotoMetadata", "Moments", "Catalog", "Pipeline"]),
 
         .testTarget(name: "ImagingTests", dependencies: ["Imaging"]),
         .testTarget(name: "PhotoMetadataTests", dependencies: ["PhotoMetadata"]),

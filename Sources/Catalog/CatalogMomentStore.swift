@@ -128,8 +128,10 @@ struct CatalogMomentStore: MomentStore {
                 SELECT \(Self.pictureColumns), p.moment_id FROM picture_index i
                 JOIN pictures p ON p.id = i.id
                 JOIN moments m ON m.id = p.moment_id AND m.kind = 'automatic'
+                -- "+author_id": the space-time R*Tree must drive this query; the author index
+                -- would read all of a prolific author's pictures for every photo.
                 WHERE i.max_lat >= ? AND i.min_lat <= ? AND i.max_lon >= ? AND i.min_lon <= ?
-                  AND i.max_t >= ? AND i.min_t <= ? AND p.author_id IS ? AND p.id <> ?
+                  AND i.max_t >= ? AND i.min_t <= ? AND +p.author_id IS ? AND p.id <> ?
                 """, arguments: [box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude,
                                  t - rules.automaticTimeGap, t + rules.automaticTimeGap, photo.author, photo.id])
             found += rows.map { AutomaticNeighbour(photo: Self.facts($0), momentId: $0[8]) }
