@@ -35,7 +35,7 @@ public struct Inspector: Sendable {
     public func inspect(_ path: String) throws(PhotoError) -> PhotoReport {
         let (bytes, sidecar) = try load(path)
         let info: ImageInfo
-        do { info = try Imaging.probe(bytes) } catch { throw PhotoError(file: path, reason: Self.reason(error, bytes)) }
+        do { info = try Imaging.probe(bytes) } catch { throw PhotoError(file: path, reason: "\(error)") }
         let metadata = PhotoMetadata.read(bytes, sidecar: sidecar, fileTime: Self.modificationTime(path),
                                           options: MetadataOptions(defaultTimeZone: configuration.defaultTimeZone))
         let swaps = metadata.orientation >= 5
@@ -54,7 +54,7 @@ public struct Inspector: Sendable {
             result = try Imaging.render(bytes, recipes: configuration.variants, options: configuration.renderOptions(
                 orientation: metadata.orientation, focalPoint: metadata.focalPoint.map { FocalPoint(x: $0.x, y: $0.y) }))
         } catch {
-            throw PhotoError(file: path, reason: Self.reason(error, bytes))
+            throw PhotoError(file: path, reason: "\(error)")
         }
         let stem = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
         var written: [String] = []
@@ -79,10 +79,6 @@ public struct Inspector: Sendable {
             }
         }
         return (bytes, sidecar)
-    }
-
-    private static func reason(_ error: any Error, _ bytes: [UInt8]) -> String {
-        "\(error)"
     }
 
     private static func modificationTime(_ path: String) -> Date? {

@@ -46,19 +46,24 @@ final class TinyDisk: Sendable {
 
 @Suite("Transient failures")
 struct TransientFailureTests {
-    @Test(.enabled(if: TinyDisk.canMount, "needs to mount a tmpfs (root): skipped"))
-    func aFullDiskIsRetriedWithBackoffAndThePhotoLandsOnceSpaceIsFreed() throws {
-        let space = Workspace()
-        let disk = TinyDisk(megabytes: 1)
+    /// Rewrites the workspace's configuration so that its library lives on the tiny disk.
+    static func putLibrary(of space: Workspace, on disk: TinyDisk, maxAttempts: Int, retryBase: Double) {
         let config = """
         {
           "spool": {"root": "\(space.spool)", "settle_seconds": 0},
           "library": {"root": "\(disk.path)/library"},
           "catalog": {"path": "\(space.catalogPath)"},
-          "worker": {"concurrency": 1, "max_attempts": 8, "retry_base_seconds": 0.2}
+          "worker": {"concurrency": 1, "max_attempts": \(maxAttempts), "retry_base_seconds": \(retryBase)}
         }
         """
         _ = FileManager.default.createFile(atPath: space.configPath, contents: Data(config.utf8))
+    }
+
+    @Test(.enabled(if: TinyDisk.canMount, "needs to mount a tmpfs (root): skipped"))
+    func aFullDiskIsRetriedWithBackoffAndThePhotoLandsOnceSpaceIsFreed() throws {
+        let space = Workspace()
+        let disk = TinyDisk(megabytes: 1)
+        Self.putLibrary(of: space, on: disk, maxAttempts: 8, retryBase: 0.2)
         // 2.6 MB: the original alone does not fit on the 1 MB disk.
         try space.drop(Workspace.packageRoot + "/samples/Apple_iPhone_6.jpg", as: "big.jpg")
         let run = try space.start(["run", "--once", "--no-progress"])
@@ -84,15 +89,7 @@ struct TransientFailureTests {
     func aDiskThatStaysFullEndsInFailedWithAReasonToFreeSpace() throws {
         let space = Workspace()
         let disk = TinyDisk(megabytes: 1)
-        let config = """
-        {
-          "spool": {"root": "\(space.spool)", "settle_seconds": 0},
-          "library": {"root": "\(disk.path)/library"},
-          "catalog": {"path": "\(space.catalogPath)"},
-          "worker": {"concurrency": 1, "max_attempts": 3, "retry_base_seconds": 0.05}
-        }
-        """
-        _ = FileManager.default.createFile(atPath: space.configPath, contents: Data(config.utf8))
+        Self.putLibrary(of: space, on: disk, maxAttempts: 3, retryBase: 0.05)
         try space.drop(Workspace.packageRoot + "/samples/Apple_iPhone_6.jpg", as: "big.jpg")
         let result = try space.run(["run", "--once", "--no-progress"])
         #expect(result.status == 1)
