@@ -12,6 +12,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // The C libraries, found by pkg-config (installed by `make deps`).
@@ -38,8 +40,21 @@ let package = Package(
             "Imaging", "PhotoMetadata", "Moments", "Catalog", "CRuntime",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // Delivery of the outbox's events to the backend's endpoints, signed (issue: webhooks).
+        .target(name: "Webhooks", dependencies: [
+            "Catalog", "Pipeline",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // `darkroom serve`: the backend's upload hook and read API over HTTP.
+        .target(name: "HTTPService", dependencies: [
+            "Catalog", "Pipeline", "Webhooks",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .executableTarget(name: "darkroom", dependencies: [
-            "Pipeline",
+            "Pipeline", "HTTPService",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "darkroom-bench", dependencies: ["Imaging", "PhotoMetadata", "Moments", "Catalog", "Pipeline"]),
@@ -52,6 +67,17 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline"]),
+        .testTarget(name: "WebhooksTests", dependencies: [
+            "Webhooks", "Catalog", "Pipeline",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
+        .testTarget(name: "HTTPServiceTests", dependencies: [
+            "HTTPService", "Catalog", "Pipeline",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
         .testTarget(name: "EndToEndTests", dependencies: [
             "Catalog",
             .product(name: "GRDB", package: "GRDB.swift"),

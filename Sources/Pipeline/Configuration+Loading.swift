@@ -43,7 +43,7 @@ struct ConfigurationReader {
 
     mutating func read(_ root: [String: Any]) throws(ConfigurationError) -> Configuration {
         var c = Configuration.defaults
-        try known(root, "", ["variants", "feed_variant", "imaging", "metadata", "spool", "library", "catalog", "worker", "moments"])
+        try known(root, "", ["variants", "feed_variant", "imaging", "metadata", "spool", "library", "catalog", "worker", "moments", "server", "webhooks"])
         if let list = root["variants"] {
             guard let items = list as? [Any], !items.isEmpty else { throw fail("variants", "must be a non-empty list of variant recipes") }
             c.variants = try items.enumerated().map { (i, item) throws(ConfigurationError) in try variant(item, key: "variants[\(i)]") }
@@ -105,6 +105,8 @@ struct ConfigurationReader {
             try self.known(moments, "moments", known)
             c.moments = try momentRules(moments)
         }
+        if let server = try object(root, "server") { c.server = try serverSettings(server) }
+        if let webhooks = try object(root, "webhooks") { c.webhooks = try webhookSettings(webhooks) }
         return c
     }
 
@@ -149,30 +151,30 @@ struct ConfigurationReader {
         ([prefix] + codingPath.map(\.stringValue)).joined(separator: ".")
     }
 
-    private func fail(_ key: String, _ problem: String) -> ConfigurationError {
+    func fail(_ key: String, _ problem: String) -> ConfigurationError {
         ConfigurationError(file: file, key: key, problem: problem)
     }
 
-    private func known(_ object: [String: Any], _ key: String, _ allowed: Set<String>) throws(ConfigurationError) {
+    func known(_ object: [String: Any], _ key: String, _ allowed: Set<String>) throws(ConfigurationError) {
         for name in object.keys.sorted() where !allowed.contains(name) {
             let full = key.isEmpty ? name : key + "." + name
             throw fail(full, "unknown key; known keys here are: \(allowed.sorted().joined(separator: ", "))")
         }
     }
 
-    private func object(_ o: [String: Any], _ key: String) throws(ConfigurationError) -> [String: Any]? {
+    func object(_ o: [String: Any], _ key: String) throws(ConfigurationError) -> [String: Any]? {
         guard let value = o[key], !(value is NSNull) else { return nil }
         guard let object = value as? [String: Any] else { throw fail(key, "must be an object") }
         return object
     }
 
-    private func string(_ o: [String: Any], _ name: String, _ key: String) throws(ConfigurationError) -> String? {
+    func string(_ o: [String: Any], _ name: String, _ key: String) throws(ConfigurationError) -> String? {
         guard let value = o[name], !(value is NSNull) else { return nil }
         guard let string = value as? String else { throw fail(key, "must be a string") }
         return string
     }
 
-    private func number(_ o: [String: Any], _ name: String, _ key: String) throws(ConfigurationError) -> NSNumber? {
+    func number(_ o: [String: Any], _ name: String, _ key: String) throws(ConfigurationError) -> NSNumber? {
         guard let value = o[name], !(value is NSNull) else { return nil }
         // JSON true/false also read as NSNumber; Foundation gives them their own boolean class.
         let isBoolean = String(describing: type(of: value)).contains("Boolean")
@@ -182,7 +184,7 @@ struct ConfigurationReader {
         return number
     }
 
-    private func int(_ o: [String: Any], _ name: String, _ key: String, min: Int, max: Int = Int.max) throws(ConfigurationError) -> Int? {
+    func int(_ o: [String: Any], _ name: String, _ key: String, min: Int, max: Int = Int.max) throws(ConfigurationError) -> Int? {
         guard let n = try number(o, name, key) else { return nil }
         let d = n.doubleValue
         guard d.rounded() == d, d >= Double(min), d <= Double(max) else {
@@ -191,7 +193,7 @@ struct ConfigurationReader {
         return Int(d)
     }
 
-    private func double(_ o: [String: Any], _ name: String, _ key: String, min: Double) throws(ConfigurationError) -> Double? {
+    func double(_ o: [String: Any], _ name: String, _ key: String, min: Double) throws(ConfigurationError) -> Double? {
         guard let n = try number(o, name, key) else { return nil }
         guard n.doubleValue.isFinite, n.doubleValue >= min else { throw fail(key, "must be a number of at least \(min) (got \(n))") }
         return n.doubleValue

@@ -45,6 +45,10 @@ public struct Configuration: Sendable {
     public var maxRecoveries: Int
     /// The moment rules (MO1-MO7).
     public var moments: MomentRules
+    /// The HTTP upload hook (`darkroom serve`).
+    public var server: ServerSettings = .defaults
+    /// Delivery of the outbox's events to HTTP endpoints.
+    public var webhooks: WebhookSettings = .defaults
 
     /// The defaults, identical to the bundled `pipeline.json`.
     public static let defaults = Configuration(

@@ -32,6 +32,8 @@ struct ConfigurationTests {
         #expect(bundled.libraryRoot == defaults.libraryRoot)
         #expect(bundled.settleSeconds == defaults.settleSeconds)
         #expect(bundled.pixelBudget == defaults.pixelBudget)
+        #expect(bundled.server == defaults.server)
+        #expect(bundled.webhooks == defaults.webhooks)
     }
 
     @Test func theDefaultVariantsAreTheAppsPictureFieldsAndTheFeed() {
@@ -54,6 +56,11 @@ struct ConfigurationTests {
         (#"{"feed_variant": "poster"}"#, "feed_variant: names no variant"),
         (#"{"spool": {"settle_seconds": -1}}"#, "spool.settle_seconds"),
         (#"{"worker": {"max_attempts": 0}}"#, "worker.max_attempts"),
+        (#"{"server": {"port": 70000}}"#, "server.port: must be a whole number from 0 to 65535"),
+        (#"{"server": {"run_workers": "yes"}}"#, "server.run_workers: must be true or false"),
+        (#"{"server": {"media_base_url": "ftp://x"}}"#, "server.media_base_url"),
+        (#"{"webhooks": {"urls": ["not a url"]}}"#, "webhooks.urls[0]"),
+        (#"{"webhooks": {"secrt": "x"}}"#, "webhooks.secrt: unknown key"),
         (#"[1, 2]"#, "the top level must be a JSON object"),
         (#"{"variants": "#, "not valid JSON"),
     ])
@@ -69,5 +76,16 @@ struct ConfigurationTests {
         #expect(c.settleSeconds == 0.5)
         #expect(c.effectiveConcurrency == 3)
         #expect(c.catalogPath == Configuration.defaults.catalogPath)
+    }
+
+    @Test func secretsComeFromTheFileOrElseTheEnvironment() throws {
+        let c = try parse(#"{"server": {"port": 9000}, "webhooks": {"urls": ["http://127.0.0.1:9/hook"]}}"#)
+        #expect(c.server.port == 9000)
+        #expect(c.server.resolvedToken(environment: [:]) == nil)
+        #expect(c.server.resolvedToken(environment: ["DARKROOM_API_TOKEN": "t0k"]) == "t0k")
+        #expect(c.webhooks.resolvedSecret(environment: ["DARKROOM_WEBHOOK_SECRET": "s3c"]) == "s3c")
+        let written = try parse(#"{"server": {"token": "file"}, "webhooks": {"secret": "fs"}}"#)
+        #expect(written.server.resolvedToken(environment: ["DARKROOM_API_TOKEN": "env"]) == "file")
+        #expect(written.webhooks.resolvedSecret(environment: [:]) == "fs")
     }
 }

@@ -1,0 +1,58 @@
+import Foundation
+
+/// How `darkroom serve` listens and what it accepts (the `server` section of `pipeline.json`).
+public struct ServerSettings: Sendable, Equatable {
+    /// The address to bind; loopback unless the operator opens it up.
+    public var host: String
+    /// The TCP port.
+    public var port: Int
+    /// The bearer token every request must carry; `DARKROOM_API_TOKEN` in the environment
+    /// takes its place when this is null, so the secret need not live in a file.
+    public var token: String?
+    /// Uploads larger than this are refused with 413.
+    public var maxUploadBytes: Int
+    /// Where variant URLs point: null serves them under `/v1/media/`, a URL (such as
+    /// `https://media.example.com/`) leaves them to a static server over the library root.
+    public var mediaBaseURL: String?
+    /// Whether `serve` also runs the spool workers in its own process.
+    public var runWorkers: Bool
+
+    /// The defaults, identical to the bundled `pipeline.json`.
+    public static let defaults = ServerSettings(
+        host: "127.0.0.1", port: 8470, token: nil, maxUploadBytes: 64 << 20, mediaBaseURL: nil, runWorkers: true)
+
+    /// The token to require: the configured one, else `DARKROOM_API_TOKEN`; nil when neither is set.
+    public func resolvedToken(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let token, !token.isEmpty { return token }
+        if let token = environment["DARKROOM_API_TOKEN"], !token.isEmpty { return token }
+        return nil
+    }
+}
+
+/// Where the outbox's events are delivered (the `webhooks` section of `pipeline.json`).
+public struct WebhookSettings: Sendable, Equatable {
+    /// Endpoints that receive every event as an HTTP POST; empty turns delivery off.
+    public var urls: [String]
+    /// The HMAC-SHA256 key that signs each body; `DARKROOM_WEBHOOK_SECRET` takes its place
+    /// when this is null.
+    public var secret: String?
+    /// Seconds to wait for an endpoint's answer.
+    public var timeoutSeconds: Double
+    /// First retry delay after a failed delivery; it doubles at each try up to `retryMaxSeconds`.
+    public var retryBaseSeconds: Double
+    /// The longest delay between two tries of one event.
+    public var retryMaxSeconds: Double
+    /// Seconds between looks at the outbox when nothing is pending.
+    public var pollIntervalSeconds: Double
+
+    /// The defaults, identical to the bundled `pipeline.json`.
+    public static let defaults = WebhookSettings(
+        urls: [], secret: nil, timeoutSeconds: 10, retryBaseSeconds: 1, retryMaxSeconds: 300, pollIntervalSeconds: 1)
+
+    /// The signing key: the configured one, else `DARKROOM_WEBHOOK_SECRET`; nil when neither is set.
+    public func resolvedSecret(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let secret, !secret.isEmpty { return secret }
+        if let secret = environment["DARKROOM_WEBHOOK_SECRET"], !secret.isEmpty { return secret }
+        return nil
+    }
+}

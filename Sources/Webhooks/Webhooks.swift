@@ -1,0 +1,2 @@
+/// Delivery of the catalog's outbox events to HTTP endpoints.
+public enum Webhooks {}
