@@ -17,7 +17,7 @@ extension Catalog {
     public func commitPicture(_ picture: PictureRecord, variants: [VariantRecord], job: JobRecord) throws(CatalogError) -> CommitOutcome {
         try write { db in
             var job = job
-            if let existing = try PictureRecord.withSHA256(picture.sha256, in: db), let existingId = existing.id {
+            if let existingId = try PictureRecord.id(ofSHA256: picture.sha256, in: db) {
                 job.outcome = .duplicate
                 job.pictureId = existingId
                 try job.insert(db)

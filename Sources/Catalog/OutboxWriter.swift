@@ -45,11 +45,14 @@ struct OutboxWriter {
         }
     }
 
+    /// Instants in events, as `2024-05-07T09:33:04Z` (a value type: no formatter object per event).
+    private static let iso8601 = Date.ISO8601FormatStyle()
+
     static func describe(_ moment: Moment) -> [String: JSONValue] {
         [
             "moment_id": .int(moment.id), "kind": .string(moment.kind.rawValue), "place_id": .int(moment.placeId),
-            "start": .string(ISO8601DateFormatter().string(from: moment.start)),
-            "end": .string(ISO8601DateFormatter().string(from: moment.end)),
+            "start": .string(moment.start.formatted(Self.iso8601)),
+            "end": .string(moment.end.formatted(Self.iso8601)),
             "creator": moment.creator.map { .string($0) } ?? .null, "visibility": .string(moment.visibility.rawValue),
             "title": moment.title.map { .string($0) } ?? .null,
         ]

@@ -90,6 +90,12 @@ extension PictureRecord {
         try PictureRecord.filter(Column("sha256") == sha256).fetchOne(db)
     }
 
+    /// The id of the picture with this content hash: the duplicate check of every commit, so
+    /// its statement is prepared once and reused.
+    static func id(ofSHA256 sha256: String, in db: Database) throws -> Int64? {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM pictures WHERE sha256 = ?"), arguments: [sha256])
+    }
+
     /// Every picture in id order: the stable order of listings and exports.
     public static func all(in db: Database, limit: Int? = nil) throws -> [PictureRecord] {
         try PictureRecord.order(Column("id")).limit(limit ?? Int.max).fetchAll(db)

@@ -37,13 +37,13 @@ extension CoverPolicy {
         switch self {
         case .first:
             return CoverChoice(pictureId: earliest.id,
-                               reason: "first picture (earliest capture time, then content key) of \(digest.count)")
+                               reason: "first picture (earliest capture time, then content key)")
         case .best:
             let best = digest.bestScore ?? earliest.coverScore
             let chosen = try earliestScoringAtLeast(best - margin) ?? earliest
             return CoverChoice(pictureId: chosen.id,
                                reason: "best score: \(twoDecimals(chosen.coverScore)), the earliest picture within "
-                                   + "\(twoDecimals(margin)) of the best score \(twoDecimals(best)) among \(digest.count)")
+                                   + "\(twoDecimals(margin)) of the best score \(twoDecimals(best))")
         }
     }
 }

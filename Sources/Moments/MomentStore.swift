@@ -15,10 +15,9 @@ public struct AutomaticNeighbour: Sendable, Hashable {
 }
 
 /// The aggregates of a moment's pictures that the engine needs after every change: enough to
-/// keep a window, a place and a cover up to date without reading every picture.
+/// keep a window, a place and a cover up to date without reading every picture. Each is a
+/// `min`, a `max` or a `LIMIT 1` on an index (no count: it would read the whole moment).
 public struct MomentDigest: Sendable, Hashable {
-    /// How many pictures the moment holds.
-    public var count: Int
     /// The first picture in the stable order (`PictureOrder`): the anchor, and policy `first`'s cover.
     public var earliest: PhotoFacts?
     /// The earliest capture time among the pictures, nil when none has one.
@@ -29,8 +28,7 @@ public struct MomentDigest: Sendable, Hashable {
     public var bestScore: Double?
 
     /// A digest from its parts.
-    public init(count: Int, earliest: PhotoFacts?, firstCapture: Date?, lastCapture: Date?, bestScore: Double?) {
-        self.count = count
+    public init(earliest: PhotoFacts?, firstCapture: Date?, lastCapture: Date?, bestScore: Double?) {
         self.earliest = earliest
         self.firstCapture = firstCapture
         self.lastCapture = lastCapture
@@ -40,7 +38,7 @@ public struct MomentDigest: Sendable, Hashable {
     /// The digest of a set of pictures, computed by reading them all.
     public init(of pictures: some Collection<PhotoFacts>) {
         let times = pictures.compactMap(\.capturedAt)
-        self.init(count: pictures.count, earliest: pictures.min(by: PictureOrder.precedes),
+        self.init(earliest: pictures.min(by: PictureOrder.precedes),
                   firstCapture: times.min(), lastCapture: times.max(), bestScore: pictures.map(\.coverScore).max())
     }
 }
