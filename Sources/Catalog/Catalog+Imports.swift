@@ -20,6 +20,26 @@ extension Catalog {
         }
     }
 
+    /// The newest import runs first, with what their files became.
+    public func importRuns(limit: Int) throws(CatalogError) -> [ImportRunSummary] {
+        try read { db in try ImportRunSummary.latest(limit: limit, in: db) }
+    }
+
+    /// Marks `abandoned` the runs still said to be `running` whose process `isGone` says has
+    /// ended (killed before it could record its end). Returns how many.
+    @discardableResult
+    public func markAbandonedImports(isGone: @Sendable (String) -> Bool) throws(CatalogError) -> Int {
+        try write { db in
+            let running = try ImportRunRecord.filter(Column("outcome") == ImportRunRecord.Outcome.running.rawValue).fetchAll(db)
+            var marked = 0
+            for run in running where isGone(run.worker) {
+                try db.execute(sql: "UPDATE imports SET outcome = ? WHERE id = ?", arguments: [ImportRunRecord.Outcome.abandoned.rawValue, run.id])
+                marked += 1
+            }
+            return marked
+        }
+    }
+
     /// The journal rows of the files of one folder, by absolute path.
     public func importedFiles(inDirectory directory: String) throws(CatalogError) -> [String: ImportFileRecord] {
         try read { db in try ImportFileRecord.inDirectory(directory, in: db) }

@@ -1,11 +1,13 @@
+import Foundation
 import GRDB
 
 /// One run of `darkroom import`: the folders it was given, how originals were placed, and its
-/// report once it ended. A run that was killed keeps the outcome `running` and no end time.
+/// report once it ended. A run that was killed keeps the outcome `running` and no end time
+/// until the next import finds its process gone and marks it `abandoned`.
 public struct ImportRunRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
     public static let databaseTableName = "imports"
     public static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
-    public static let databaseColumnEncodingStrategy = DatabaseColumnEncodingStrategy.convertToSnakeCase
+    public static var databaseColumnEncodingStrategy: DatabaseColumnEncodingStrategy { ColumnName.encoding }
 
     /// How a run ended.
     public enum Outcome: String, Codable, Sendable {
@@ -15,6 +17,8 @@ public struct ImportRunRecord: Codable, Sendable, Equatable, FetchableRecord, Mu
         case finished
         /// Stopped by a signal after finishing the photos in hand; run it again to continue.
         case interrupted
+        /// Its process ended without saying (killed, crashed, rebooted); run it again to continue.
+        case abandoned
     }
 
     public var id: Int64?
@@ -44,5 +48,39 @@ public struct ImportRunRecord: Codable, Sendable, Equatable, FetchableRecord, Mu
 
     public mutating func didInsert(_ inserted: InsertionSuccess) {
         id = inserted.rowID
+    }
+}
+
+/// One import run with what its files became, for `darkroom status`.
+public struct ImportRunSummary: Codable, Sendable, Equatable {
+    public var id: Int64
+    /// The folders imported.
+    public var roots: [String]
+    public var mode: String
+    public var worker: String
+    public var startedAt: Double
+    public var finishedAt: Double?
+    public var outcome: ImportRunRecord.Outcome
+    /// Files of this run by what became of them (journal rows).
+    public var added: Int
+    public var duplicates: Int
+    public var failed: Int
+}
+
+extension ImportRunSummary {
+    /// The newest runs first, with their journal counts.
+    static func latest(limit: Int, in db: Database) throws -> [ImportRunSummary] {
+        let runs = try ImportRunRecord.order(Column("id").desc).limit(limit).fetchAll(db)
+        return try runs.compactMap { run in
+            guard let id = run.id else { return nil }
+            var counts: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT outcome, COUNT(*) FROM import_files WHERE import_id = ? GROUP BY outcome", arguments: [id]) {
+                counts[row[0]] = row[1]
+            }
+            let roots = (try? JSONDecoder().decode([String].self, from: Data(run.roots.utf8))) ?? [run.roots]
+            return ImportRunSummary(id: id, roots: roots, mode: run.mode, worker: run.worker, startedAt: run.startedAt,
+                                    finishedAt: run.finishedAt, outcome: run.outcome, added: counts["added"] ?? 0,
+                                    duplicates: counts["duplicate"] ?? 0, failed: counts["failed"] ?? 0)
+        }
     }
 }

@@ -88,6 +88,9 @@ public final class Importer: Sendable {
         if let services {
             let swept = services.library.sweepTemporaries(olderThan: configuration.photoTimeoutSeconds)
             if swept > 0 { logger.info("swept temporary files left by a killed run", metadata: ["count": "\(swept)"]) }
+            if let abandoned = try? services.catalog.markAbandonedImports(isGone: WorkerIdentity.isGone), abandoned > 0 {
+                logger.info("an earlier import was killed before it finished; this run continues it", metadata: ["runs": "\(abandoned)"])
+            }
             outboxMark = (try? services.catalog.outboxHighWater()) ?? 0
             let rootsJSON = (try? JSONSerialization.data(withJSONObject: roots, options: [.withoutEscapingSlashes]))
                 .map { String(decoding: $0, as: UTF8.self) } ?? "[]"

@@ -37,6 +37,11 @@ public struct WorkerIdentity: Sendable, Equatable {
         guard host == WorkerIdentity.current.host else { return false }
         return kill(pid, 0) != 0 && errno == ESRCH
     }
+
+    /// Whether the worker named `name` (`host.pid`) is known to be gone.
+    @Sendable public static func isGone(_ name: String) -> Bool {
+        WorkerIdentity(name: name)?.isKnownDead ?? false
+    }
 }
 
 extension Spool {

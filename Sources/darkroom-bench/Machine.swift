@@ -6,6 +6,13 @@ import Glibc
 /// What the benchmark reads about the machine and its own process.
 enum Machine {
     /// Seconds on a monotonic clock (for intervals only).
+    /// CPU time of the calling thread, in seconds.
+    static func threadCPUSeconds() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+
     static func now() -> Double {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)

@@ -61,6 +61,15 @@ enum PhotoSet {
         return Generated(files: files, origin: origin, photos: photos)
     }
 
+    /// `generate` at full size into a new `directory`, saying what it does and where the pixels come from.
+    static func generateAnnounced(count: Int, into directory: URL) throws -> Generated {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        print("Generating \(count) distinct photos of \(width)×\(height)…")
+        let generated = try generate(count: count, into: directory)
+        print("  source: \(generated.origin)")
+        return generated
+    }
+
     /// `photo` made distinct by `index`: bytes after the JPEG end marker, which decoders ignore,
     /// so the photo renders the same but has its own SHA-256 (it is not a duplicate).
     static func distinct(_ photo: [UInt8], index: Int) -> [UInt8] {

@@ -20,12 +20,15 @@ enum PipelineBenchmark {
         var throughput = true
         var flatness = true
 
-        init() {}
+        /// The defaults, with `photos` photos for the throughput run (the import's is 2,000).
+        init(photos: Int = 1000) {
+            self.photos = photos
+        }
 
-        init(_ arguments: BenchArguments) throws {
+        init(_ arguments: BenchArguments, photos defaultPhotos: Int = 1000) throws {
             try arguments.check(valueFlags: ["--photos", "--base", "--workers", "--flat-counts"],
                                 bareFlags: ["--no-throughput", "--no-flatness"])
-            photos = try arguments.int("--photos", default: photos)
+            photos = try arguments.int("--photos", default: defaultPhotos)
             base = try arguments.int("--base", default: base)
             workers = try arguments.int("--workers", default: workers, in: 1...64)
             flatCounts = try arguments.ints("--flat-counts", default: flatCounts)
@@ -45,10 +48,16 @@ enum PipelineBenchmark {
     }
 
     static func run(_ options: Options) throws -> [Verdict] {
+        try run(options, throughput: throughput, flatness: flatness)
+    }
+
+    /// Runs the sections `options` asks for, with the `darkroom` binary built beside this one.
+    static func run(_ options: Options, throughput: (Options, URL) throws -> [Verdict],
+                    flatness: (Options, URL) throws -> [Verdict]) throws -> [Verdict] {
         let darkroom = try darkroomBinary()
         var verdicts: [Verdict] = []
-        if options.throughput { verdicts += try throughput(options, darkroom: darkroom) }
-        if options.flatness { verdicts += try flatness(options, darkroom: darkroom) }
+        if options.throughput { verdicts += try throughput(options, darkroom) }
+        if options.flatness { verdicts += try flatness(options, darkroom) }
         return verdicts
     }
 
@@ -59,10 +68,7 @@ enum PipelineBenchmark {
         let scratch = try Machine.scratchDirectory("pipeline")
         defer { try? FileManager.default.removeItem(at: scratch) }
         let baseDirectory = scratch.appendingPathComponent("base")
-        try FileManager.default.createDirectory(at: baseDirectory, withIntermediateDirectories: true)
-        print("Generating \(options.base) distinct photos of \(PhotoSet.width)×\(PhotoSet.height)…")
-        let base = try PhotoSet.generate(count: options.base, into: baseDirectory)
-        print("  source: \(base.origin)")
+        let base = try PhotoSet.generateAnnounced(count: options.base, into: baseDirectory)
 
         // Rendering alone, on the same pixels: the spool's copies differ from these only in
         // bytes after the JPEG end marker, which the decoder never reads. Half before the run and
@@ -138,44 +144,76 @@ enum PipelineBenchmark {
     // MARK: Memory flatness
 
     static func flatness(_ options: Options, darkroom: URL) throws -> [Verdict] {
-        let counts = options.flatCounts
+        try flatness(section: "pipeline", feed: .spool, counts: options.flatCounts, base: options.base, workers: options.workers, darkroom: darkroom)
+    }
+
+    /// How the photos of a flatness run reach darkroom.
+    enum Feed {
+        /// Spooled, then `darkroom run --once`.
+        case spool
+        /// A library tree, then `darkroom import --copy`.
+        case library
+    }
+
+    /// Peak memory of darkroom on `counts` small photos each, fed one way; the verdict says
+    /// whether it stays flat.
+    static func flatness(section: String, feed: Feed, counts: [Int], base baseCount: Int, workers: Int, darkroom: URL) throws -> [Verdict] {
         let memory = Machine.memoryDirectory()
-        print("## pipeline: memory of `darkroom run --once` with spools of \(counts.map(String.init).joined(separator: " and ")) photos\n")
-        let scratch = try Machine.scratchDirectory("flatness", under: memory)
+        let command = feed == .spool ? "darkroom run --once" : "darkroom import --copy"
+        let what = feed == .spool ? "spooled photos" : "photos imported"
+        print("## \(section): memory of `\(command)` with \(counts.map(String.init).joined(separator: " and ")) \(what)\n")
+        let scratch = try Machine.scratchDirectory(section + "-flatness", under: memory)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let baseDirectory = scratch.appendingPathComponent("base")
         try FileManager.default.createDirectory(at: baseDirectory, withIntermediateDirectories: true)
-        let base = try PhotoSet.generate(count: options.base, into: baseDirectory, width: 640, height: 480)
-        print("Small photos, to keep the run short: \(options.base) of 640×480 (0.3 MP), made distinct per copy.")
+        let base = try PhotoSet.generate(count: baseCount, into: baseDirectory, width: 640, height: 480)
+        print("Small photos, to keep the run short: \(baseCount) of 640×480 (0.3 MP), made distinct per copy.")
         print("  source: \(base.origin)")
 
         var rows: [[String]] = []
         var peaks: [Int] = []
         for count in counts {
-            let workspace = try PipelineWorkspace(root: scratch.appendingPathComponent("run-\(count)"), workers: options.workers)
+            let workspace = try PipelineWorkspace(root: scratch.appendingPathComponent("run-\(count)"), workers: workers)
             defer { workspace.remove() }
-            _ = try workspace.fill(count: count, from: base.photos)
-            let run = try workspace.run(darkroom: darkroom, workers: options.workers)
+            let run: ChildProcess.Result
+            switch feed {
+            case .spool:
+                _ = try workspace.fill(count: count, from: base.photos)
+                run = try workspace.run(darkroom: darkroom, workers: workers)
+            case .library:
+                _ = try workspace.fillLibrary(count: count, from: base.photos)
+                run = try workspace.runImport(darkroom: darkroom, workers: workers)
+            }
             try workspace.verify(expected: count, run: run)
             peaks.append(run.peakKilobytes)
-            rows.append(["\(count)", Table.number(run.wallSeconds), Table.number(Double(count) / run.wallSeconds, 1),
-                         Table.number(run.cpuSeconds * 1000 / Double(count)),
-                         Table.megabytes(kilobytes: run.peakKilobytes) + String(format: " (%d kB)", run.peakKilobytes)])
+            rows.append(flatnessRow(count: count, run: run))
         }
         print("")
-        Table.print(header: ["spooled photos (640×480)", "wall s", "photos/s", "CPU ms/photo", "peak RSS (VmHWM)"], rows: rows)
+        Table.print(header: ["\(what) (640×480)", "wall s", "photos/s", "CPU ms/photo", "peak RSS (VmHWM)"], rows: rows)
         print("")
-        print("Each run: a fresh spool, library and catalog \(memory == nil ? "in the temporary directory" : "on tmpfs (/dev/shm)"),")
+        print("Each run: a fresh \(feed == .spool ? "spool" : "library tree"), library and catalog \(memory == nil ? "in the temporary directory" : "on tmpfs (/dev/shm)"),")
         print("so that disk latency does not stretch the run (page-cache and tmpfs pages are not counted in a process's RSS);")
-        print("`darkroom run --once --concurrency \(options.workers)`; peak RSS is the child's VmHWM, read from /proc/PID/status every")
+        print("`\(command) --concurrency \(workers)`; peak RSS is the child's VmHWM, read from /proc/PID/status every")
         print("20 ms until it exits (not wait4's ru_maxrss, which Linux seeds with the spawning process's own peak: see ChildProcess).\n")
+        return flatnessVerdict(section: section, measure: "memory flatness, \(counts.first ?? 0) → \(counts.last ?? 0) \(what)", peaks: peaks)
+    }
 
+    /// A table row of one flatness run: count, wall, rate, CPU per photo, peak.
+    static func flatnessRow(count: Int, run: ChildProcess.Result) -> [String] {
+        ["\(count)", Table.number(run.wallSeconds), Table.number(Double(count) / run.wallSeconds, 1),
+         Table.number(run.cpuSeconds * 1000 / Double(count)),
+         Table.megabytes(kilobytes: run.peakKilobytes) + String(format: " (%d kB)", run.peakKilobytes)]
+    }
+
+    /// The verdict on peaks measured at growing sizes: flat when the last is within
+    /// `flatFraction` or `flatMegabytes` of the first. Printed, and returned.
+    static func flatnessVerdict(section: String, measure: String, peaks: [Int]) -> [Verdict] {
         guard let smallest = peaks.first, let largest = peaks.last, peaks.count >= 2 else { return [] }
         let growth = Double(largest - smallest) / 1024
         let fraction = Double(largest - smallest) / Double(smallest)
         let flat = fraction <= flatFraction || growth <= flatMegabytes
         let verdicts = [Verdict(
-            section: "pipeline", measure: "memory flatness, \(counts.first ?? 0) → \(counts.last ?? 0) spooled photos",
+            section: section, measure: measure,
             figure: String(format: "%@ → %@ (%+.1f MB, %+.1f %%)", Table.megabytes(kilobytes: smallest), Table.megabytes(kilobytes: largest),
                            growth, fraction * 100),
             target: "within \(Int(flatFraction * 100)) % or \(Int(flatMegabytes)) MB", passed: flat)]

@@ -49,6 +49,37 @@ struct PipelineWorkspace {
         return total
     }
 
+    /// The folder tree `fillLibrary` writes, as a photo library to import.
+    var photoLibrary: URL { root.appendingPathComponent("photos") }
+
+    /// Writes the same `count` distinct photos as `fill` into a library tree of nested folders
+    /// (`photos/2019/month-03/day-07/IMG_0123.jpg`, `perFolder` to a folder), flushed to disk.
+    /// Returns the bytes written.
+    func fillLibrary(count: Int, from photos: [[UInt8]], perFolder: Int = 40) throws -> Int64 {
+        var total: Int64 = 0
+        for index in 0..<count {
+            let folder = index / perFolder
+            let directory = photoLibrary.appendingPathComponent(String(format: "%d/month-%02d/day-%02d", 2015 + folder / 120, folder / 30 % 4 + 1, folder % 30 + 1))
+            let file = directory.appendingPathComponent(String(format: "IMG_%05d.jpg", index))
+            do {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                try Data(PhotoSet.distinct(photos[index % photos.count], index: index)).write(to: file)
+            } catch {
+                throw BenchError("cannot write \(file.path): \(error.localizedDescription)")
+            }
+            total += Int64(photos[index % photos.count].count)
+        }
+        sync()
+        return total
+    }
+
+    /// Runs `darkroom import` of `photoLibrary` into this workspace's library and catalog.
+    func runImport(darkroom: URL, workers: Int) throws -> ChildProcess.Result {
+        try ChildProcess.run(darkroom.path, ["import", photoLibrary.path, "--config", configuration.path, "--copy",
+                                             "--concurrency", String(workers), "--progress", "none"],
+                             stdout: log + ".out", stderr: log)
+    }
+
     /// Runs `darkroom run --once` on this workspace; its log goes to `darkroom.log`.
     func run(darkroom: URL, workers: Int) throws -> ChildProcess.Result {
         try ChildProcess.run(darkroom.path, ["run", "--once", "--config", configuration.path, "--concurrency", String(workers), "--no-progress"],
@@ -72,6 +103,15 @@ struct PipelineWorkspace {
             throw BenchError("the run added \(counts.pictures) of \(expected) photos (\(counts.jobsDuplicate) duplicates, \(counts.jobsFailed) failed, "
                              + "\(left) left in incoming/, \(failures) files in failed/); its log ends: \(tail)")
         }
+    }
+
+    /// Removes the library, catalog and spool of a run, keeping the photos and configuration,
+    /// so that a second run starts as fresh as the first.
+    func clearOutputs() throws {
+        for path in [library.path, root.appendingPathComponent("spool").path, catalogPath, catalogPath + "-wal", catalogPath + "-shm", catalogPath + ".lock"] {
+            if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
+        }
+        try FileManager.default.createDirectory(at: incoming, withIntermediateDirectories: true)
     }
 
     /// Removes everything.

@@ -9,7 +9,9 @@ struct Status: ParsableCommand {
         discussion: """
         Queue depth (photos waiting in spool/incoming/), photos in progress, failed photos with \
         their reasons, pictures, moments and throughput (photos finished in the last minute and \
-        hour). Reads the spool and the catalog; changes nothing.
+        hour), and the latest `darkroom import` runs with what their files became (a run whose \
+        process is gone without saying how it ended shows as abandoned: run the same import again \
+        to continue it). Reads the spool and the catalog; changes nothing.
         """)
 
     @OptionGroup var options: ConfigOption
@@ -20,6 +22,14 @@ struct Status: ParsableCommand {
     @Option(help: ArgumentHelp("Failed photos to list (text output).", valueName: "n"))
     var failures = 10
 
+    @Option(help: ArgumentHelp("Import runs to list, newest first.", valueName: "n"))
+    var imports = 3
+
+    func validate() throws {
+        if failures < 0 { throw ValidationError("--failures must be 0 or more (got \(failures))") }
+        if imports < 0 { throw ValidationError("--imports must be 0 or more (got \(imports))") }
+    }
+
     func run() throws {
         let configuration = try options.load()
         let spool = try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds)
@@ -27,11 +37,17 @@ struct Status: ParsableCommand {
         let depth = spool.depth()
         let counts = try catalog.counts()
         let failed = spool.failures()
+        // Shown as abandoned when their process is gone; the next import records it.
+        let runs = try catalog.importRuns(limit: imports).map { run -> ImportRunSummary in
+            var run = run
+            if run.outcome == .running && WorkerIdentity.isGone(run.worker) { run.outcome = .abandoned }
+            return run
+        }
         if json {
             let report = StatusReport(spool: configuration.spoolRoot, catalog: configuration.catalogPath,
                                       library: configuration.libraryRoot, incoming: depth.incoming,
                                       processing: depth.processing, failed: depth.failed, counts: counts,
-                                      failures: failed)
+                                      failures: failed, imports: runs)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             encoder.keyEncodingStrategy = .convertToSnakeCase
@@ -56,6 +72,25 @@ struct Status: ParsableCommand {
             }
             if failed.count > failures { print("  … and \(failed.count - failures) more (--failures N, or --json)") }
         }
+        if !runs.isEmpty {
+            print("imports (newest first; `darkroom import` the same folders again to continue one):")
+            for run in runs { print("  " + Self.describe(run)) }
+        }
+    }
+
+    /// One line for an import run: number, state and times, folders, counts.
+    static func describe(_ run: ImportRunSummary, now: Date = Date()) -> String {
+        let started = Date(timeIntervalSince1970: run.startedAt).formatted(.iso8601)
+        let state: String
+        switch run.outcome {
+        case .running: state = "running since \(started) (\(run.worker))"
+        case .abandoned: state = "abandoned, started \(started) (\(run.worker) ended without finishing)"
+        case .finished, .interrupted:
+            let seconds = (run.finishedAt ?? run.startedAt) - run.startedAt
+            state = "\(run.outcome.rawValue) \(started), took \(Int(seconds.rounded())) s"
+        }
+        return "#\(run.id) \(state): \(run.roots.joined(separator: ", ")) — \(run.added) added, "
+            + "\(run.duplicates) duplicates, \(run.failed) failed"
     }
 }
 
@@ -68,6 +103,7 @@ struct StatusReport: Encodable {
     var failed: Int
     var counts: CatalogCounts
     var failures: [FailureReport]
+    var imports: [ImportRunSummary]
 }
 
 struct Retry: ParsableCommand {

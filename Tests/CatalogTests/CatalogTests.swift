@@ -1,4 +1,4 @@
-import Catalog
+@testable import Catalog
 import Foundation
 import GRDB
 import Testing
@@ -101,6 +101,50 @@ struct CatalogTests {
         } catch {
             #expect(error.description.contains(path))
             #expect(error.description.contains("not a Darkroom catalog"))
+        }
+    }
+}
+
+/// A coding key made from a string.
+private struct Key: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+@Suite("Column names")
+struct ColumnNameTests {
+    @Test(arguments: [
+        ("sidecarJson", "sidecar_json"), ("durationMs", "duration_ms"), ("sha256", "sha256"), ("feedCropX", "feed_crop_x"),
+        ("id", "id"), ("imageURLPath", "image_url_path"), ("momentId", "moment_id"), ("capturedAt", "captured_at"),
+    ])
+    func propertyNamesBecomeTheSnakeCaseColumns(name: String, column: String) {
+        #expect(ColumnName.snakeCase(name) == column)
+    }
+
+    /// The keys `value` encodes under Foundation's snake case and under `ColumnName`.
+    func keys(_ value: any Encodable) throws -> (foundation: Set<String>, ours: Set<String>) {
+        func encoded(_ strategy: JSONEncoder.KeyEncodingStrategy) throws -> Set<String> {
+            let encoder = JSONEncoder()
+            encoder.keyEncodingStrategy = strategy
+            let object = try JSONSerialization.jsonObject(with: encoder.encode(value)) as? [String: Any]
+            return Set(object?.keys.map { $0 } ?? [])
+        }
+        return (try encoded(.convertToSnakeCase), try encoded(.custom { path in Key(stringValue: ColumnName.snakeCase(path.last?.stringValue ?? "")) }))
+    }
+
+    @Test func everyRecordPropertyMapsToTheColumnFoundationWouldName() throws {
+        let catalogTests = CatalogTests()
+        var picture = catalogTests.picture("ab")
+        picture.focalX = 0.5
+        picture.feedCropX = 1
+        let job = JobRecord(sourceName: "a.jpg", claimPath: "p/a.jpg", sha256: "ab", outcome: .failed, pictureId: 1, attempts: 2,
+                            error: "bad", sidecarJson: "{}", worker: "h.1", startedAt: 1, finishedAt: 2)
+        let event = OutboxEvent(event: .pictureAdded, momentId: 1, pictureId: 2, payload: "{}", createdAt: 3)
+        for (foundation, ours) in [try keys(picture), try keys(job), try keys(event)] {
+            #expect(foundation == ours)
+            #expect(foundation.count >= 5)
         }
     }
 }

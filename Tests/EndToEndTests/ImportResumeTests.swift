@@ -102,6 +102,14 @@ struct ImportResumeTests {
                 kill(launched.process.processIdentifier, SIGKILL)
                 launched.process.waitUntilExit()
                 kills += 1
+                if kills == 1 {
+                    // The killed run could not record its end: status says it was abandoned.
+                    let status = try space.run(["status", "--json"])
+                    let report = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+                    let runs = try #require(report["imports"] as? [[String: Any]])
+                    #expect(runs.first?["outcome"] as? String == "abandoned", "\(runs)")
+                    #expect(try space.run(["status"]).stdout.contains("abandoned, started"))
+                }
             }
         }
         let last = try space.run(["import", tree.root, "--author", "ann", "--progress", "none"])
@@ -115,5 +123,12 @@ struct ImportResumeTests {
         #expect(resumed.jobs == expected.jobs, "no photo processed twice")
         #expect(resumed.journal == expected.journal)
         #expect(try space.run(["moments", "rebuild", "--check"]).status == 0)
+        // Each later run recorded the killed ones before it as abandoned; the last one finished.
+        let runs = try space.catalog().importRuns(limit: 20)
+        #expect(runs.first?.outcome == .finished)
+        // (A run killed while it was still opening the catalog never recorded its start.)
+        let abandoned = runs.filter { $0.outcome == .abandoned }.count
+        #expect(abandoned >= 1 && abandoned <= kills, "\(abandoned) abandoned runs for \(kills) kills")
+        #expect(!runs.contains { $0.outcome == .running })
     }
 }
