@@ -6,6 +6,9 @@ public enum TimeSource: String, Sendable, Codable {
     case exifOriginal = "exif_original"
     /// EXIF DateTimeOriginal with an offset derived from the GPS time stamp.
     case exifOriginalGPSOffset = "exif_original_gps_offset"
+    /// EXIF DateTimeOriginal with the offset that makes it the sidecar's instant (Google
+    /// Takeout's `photoTakenTime` is UTC), rounded to 15 minutes.
+    case exifOriginalSidecarOffset = "exif_original_sidecar_offset"
     /// EXIF DateTimeOriginal in the configured default zone: the instant may be off by hours.
     case exifOriginalAssumedZone = "exif_original_assumed_zone"
     /// EXIF DateTimeDigitized (see `CaptureTime.offsetSource` for its zone).
@@ -24,6 +27,8 @@ public enum OffsetSource: String, Sendable, Codable {
     case recorded
     /// Derived from the GPS time stamp, rounded to 15 minutes.
     case gps
+    /// Derived from the sidecar's instant (the EXIF time had no offset), rounded to 15 minutes.
+    case sidecar
     /// Not known: the configured default zone was assumed (`offsetSeconds` is then nil).
     case assumed
 }

@@ -29,6 +29,8 @@ struct CaptureTimeResolver {
         var recordedSource: TimeSource
         var gpsSource: TimeSource
         var assumedSource: TimeSource
+        /// With the offset that makes it the sidecar's instant.
+        var sidecarSource: TimeSource
     }
 
     private static let exifFields = [
@@ -36,15 +38,17 @@ struct CaptureTimeResolver {
                       subSecondTag: ExifTagNumber.subSecTimeOriginal, subSecondName: "SubSecTimeOriginal",
                       offsetTag: ExifTagNumber.offsetTimeOriginal, offsetName: "OffsetTimeOriginal",
                       recordedSource: .exifOriginal, gpsSource: .exifOriginalGPSOffset,
-                      assumedSource: .exifOriginalAssumedZone),
+                      assumedSource: .exifOriginalAssumedZone, sidecarSource: .exifOriginalSidecarOffset),
         ExifTimeField(name: "DateTimeDigitized", dateTag: ExifTagNumber.dateTimeDigitized, directory: .exif,
                       subSecondTag: ExifTagNumber.subSecTimeDigitized, subSecondName: "SubSecTimeDigitized",
                       offsetTag: ExifTagNumber.offsetTimeDigitized, offsetName: "OffsetTimeDigitized",
-                      recordedSource: .exifDigitized, gpsSource: .exifDigitized, assumedSource: .exifDigitized),
+                      recordedSource: .exifDigitized, gpsSource: .exifDigitized, assumedSource: .exifDigitized,
+                      sidecarSource: .exifDigitized),
         ExifTimeField(name: "DateTime", dateTag: ExifTagNumber.dateTime, directory: .ifd0,
                       subSecondTag: ExifTagNumber.subSecTime, subSecondName: "SubSecTime",
                       offsetTag: ExifTagNumber.offsetTime, offsetName: "OffsetTime",
-                      recordedSource: .exifDateTime, gpsSource: .exifDateTime, assumedSource: .exifDateTime),
+                      recordedSource: .exifDateTime, gpsSource: .exifDateTime, assumedSource: .exifDateTime,
+                      sidecarSource: .exifDateTime),
     ]
 
     /// The capture time, or nil when no source holds a usable one.
@@ -52,9 +56,9 @@ struct CaptureTimeResolver {
         let sidecarTime = readSidecarTime()
         for field in Self.exifFields {
             if let time = readExif(field) {
-                if let sidecarTime {
-                    recordConflict(exif: time, exifField: field.name, sidecar: sidecarTime)
-                }
+                guard let sidecarTime else { return time }
+                if let zoned = zoned(time, field: field, bySidecar: sidecarTime) { return zoned }
+                recordConflict(exif: time, exifField: field.name, sidecar: sidecarTime)
                 return time
             }
         }
@@ -171,6 +175,20 @@ struct CaptureTimeResolver {
             break
         }
         return assumed(wall, source: .sidecar)
+    }
+
+    /// An EXIF time without an offset, given the offset that makes it the sidecar's instant
+    /// (Takeout's `photoTakenTime` is the right instant but says nothing of the zone; the camera's
+    /// wall time is right but has no zone): nil unless the EXIF zone was assumed, the sidecar's
+    /// instant is known, and the difference is a real offset to within the tolerance.
+    private func zoned(_ exif: CaptureTime, field: ExifTimeField, bySidecar sidecar: CaptureTime) -> CaptureTime? {
+        guard exif.offsetSource == .assumed, sidecar.offsetSource == .recorded,
+              case .valid(let wall) = LocalDateTime.parse(exif: exif.localTime, years: 1...9999) else { return nil }
+        let difference = Double(wall.secondsAsIfUTC) + Double(wall.millisecond ?? 0) / 1000 - sidecar.instant.timeIntervalSince1970
+        let step = Double(MetadataLimits.offsetRoundingSeconds)
+        let offset = Int((difference / step).rounded()) * MetadataLimits.offsetRoundingSeconds
+        guard LocalDateTime.isPlausibleOffset(offset), abs(difference - Double(offset)) <= options.sidecarTimeTolerance else { return nil }
+        return time(wall, offset: offset, source: field.sidecarSource, offsetSource: .sidecar)
     }
 
     /// Records a conflict when the sidecar's time and the chosen EXIF time disagree. When either

@@ -13,7 +13,7 @@ enum InspectText {
         add("bytes", "\(m.byteSize)")
         add("sha256", m.sha256)
         if let time = m.captureTime {
-            let offset = time.offsetSeconds.map { Self.offset($0) + (time.offsetSource == .gps ? " from GPS time" : "") }
+            let offset = time.offsetSeconds.map { Self.offset($0) + (time.offsetSource == .gps ? " from GPS time" : time.offsetSource == .sidecar ? " from the sidecar's time" : "") }
                 ?? "no offset in the file: read in the default zone"
             add("taken", "\(time.localTime) (\(offset)) = \(ISO8601DateFormatter().string(from: time.instant)) from \(time.source.rawValue)\(time.trusted ? "" : ", untrusted")")
         } else {

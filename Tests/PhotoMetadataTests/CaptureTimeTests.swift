@@ -186,15 +186,28 @@ struct CaptureTimeTests {
         #expect(metadata.conflicts.isEmpty)
     }
 
-    @Test("with an assumed EXIF zone, wall times are compared with the sidecar's")
+    @Test("with an assumed EXIF zone, the sidecar's instant gives the offset, or the wall times conflict")
     func sidecarAgainstAssumedZone() throws {
         var fixture = ExifFixture()
         fixture.exif = [fixture.ascii(Tag.dateTimeOriginal, "2024:05:07 09:33:04")]
-        let same = try read(fixture.jpeg, sidecar: Sidecar(takenAt: "2024-05-07T09:33:04+08:00"))
-        #expect(same.captureTime?.source == .exifOriginalAssumedZone)
-        #expect(same.conflicts.isEmpty)
+        // Takeout's photoTakenTime is UTC: the camera's wall time was 8 hours ahead of it.
+        let takeout = try read(fixture.jpeg, sidecar: Sidecar(takenAt: "2024-05-07T01:33:04Z"))
+        let time = try #require(takeout.captureTime)
+        #expect(time.source == .exifOriginalSidecarOffset && time.offsetSource == .sidecar)
+        #expect(time.offsetSeconds == 28_800 && time.localTime == "2024-05-07T09:33:04")
+        #expect(time.instant == ISO8601Instant.parse("2024-05-07T01:33:04Z"))
+        #expect(takeout.conflicts.isEmpty)
+        // Within the tolerance of a zone (Nepal is +05:45), and the sidecar's own zone does not matter.
+        let nepal = try read(fixture.jpeg, sidecar: Sidecar(takenAt: "2024-05-07T05:48:24+02:00"))
+        #expect(nepal.captureTime?.offsetSeconds == 20_700 && nepal.conflicts.isEmpty)
+        // A day apart is no time zone: EXIF is kept in the default zone and the conflict recorded.
         let other = try read(fixture.jpeg, sidecar: Sidecar(takenAt: "2024-05-08T09:33:04+08:00"))
+        #expect(other.captureTime?.source == .exifOriginalAssumedZone)
         #expect(other.conflicts.count == 1)
+        // Half an hour and seven minutes off a zone: no offset is guessed.
+        let odd = try read(fixture.jpeg, sidecar: Sidecar(takenAt: "2024-05-07T09:00:04Z"))
+        #expect(odd.captureTime?.offsetSource == .assumed)
+        #expect(odd.conflicts.count == 1)
     }
 
     @Test("the file time is the last resort and is not trusted")
