@@ -69,6 +69,7 @@ let package = Package(
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline"]),
         .testTarget(name: "WebhooksTests", dependencies: [
             "Webhooks", "Catalog", "Pipeline",
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),

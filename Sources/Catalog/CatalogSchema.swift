@@ -25,6 +25,9 @@ enum CatalogSchema {
             // instead of a read of every picture in the moment.
             try db.execute(sql: "CREATE INDEX pictures_moment_time ON pictures(moment_id, moment_time)")
         }
+        migrator.registerMigration("v5-webhook-deliveries") { db in
+            try createWebhookDeliveries(db)
+        }
         return migrator
     }
 
@@ -211,5 +214,28 @@ enum CatalogSchema {
         }
         try db.create(index: "import_files_on_directory", on: "import_files", columns: ["directory"])
         try db.create(index: "import_files_on_import", on: "import_files", columns: ["import_id", "outcome"])
+    }
+
+    /// Per-endpoint delivery state of the outbox's events: one row per event and endpoint, kept
+    /// once delivered, so that a restart neither resends nor loses an event. A row waiting for an
+    /// earlier event of its moment has no `next_attempt_at` until that event is delivered, so the
+    /// due rows of an endpoint are one index range however long its backlog.
+    private static func createWebhookDeliveries(_ db: Database) throws {
+        try db.create(table: "webhook_deliveries") { t in
+            t.column("outbox_id", .integer).notNull().references("outbox", onDelete: .cascade)
+            t.column("endpoint", .text).notNull()             // the URL as configured
+            t.column("moment_id", .integer)                   // the outbox row's: the ordering key
+            t.column("attempts", .integer).notNull().defaults(to: 0)
+            t.column("next_attempt_at", .double)              // null while an earlier event of the moment is pending
+            t.column("delivered_at", .double)
+            t.column("last_status", .integer)                 // the HTTP status of the last try, if one came back
+            t.column("last_error", .text)
+            t.primaryKey(["endpoint", "outbox_id"])
+        }
+        try db.execute(sql: "CREATE INDEX webhook_deliveries_due ON webhook_deliveries(endpoint, next_attempt_at) WHERE delivered_at IS NULL")
+        try db.execute(sql: "CREATE INDEX webhook_deliveries_moment_order ON webhook_deliveries(endpoint, moment_id, outbox_id) WHERE delivered_at IS NULL")
+        try db.execute(sql: "CREATE INDEX webhook_deliveries_outbox ON webhook_deliveries(outbox_id)")
+        // Events not yet delivered everywhere: what a dispatcher looks at for new work.
+        try db.execute(sql: "CREATE INDEX outbox_pending ON outbox(id) WHERE delivered_at IS NULL")
     }
 }

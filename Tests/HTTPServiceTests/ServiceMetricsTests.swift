@@ -1,0 +1,253 @@
+import Catalog
+import Foundation
+import GRDB
+import Pipeline
+import Testing
+@testable import HTTPService
+
+/// The Prometheus exposition, parsed back and checked against known catalog rows and requests.
+@Suite("Service metrics")
+struct ServiceMetricsTests {
+    let root = NSTemporaryDirectory() + "darkroom-metrics-" + UUID().uuidString
+
+    /// One sample line of the exposition.
+    struct Sample: Equatable {
+        var name: String
+        var labels: [String: String]
+        var value: Double
+    }
+
+    /// The samples and the declared type of each family; fails on a line that is not in the format.
+    struct Parsed {
+        var samples: [Sample] = []
+        var types: [String: String] = [:]
+        var helps: Set<String> = []
+
+        init(_ text: String) throws {
+            for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) where !line.isEmpty {
+                if line.hasPrefix("# HELP ") {
+                    helps.insert(String(line.dropFirst(7).prefix { $0 != " " }))
+                } else if line.hasPrefix("# TYPE ") {
+                    let parts = line.dropFirst(7).split(separator: " ")
+                    try #require(parts.count == 2, "TYPE line: \(line)")
+                    types[String(parts[0])] = String(parts[1])
+                } else {
+                    samples.append(try Self.sample(line))
+                }
+            }
+        }
+
+        static func sample(_ line: String) throws -> Sample {
+            var rest = Substring(line)
+            let name = String(rest.prefix { $0 != "{" && $0 != " " })
+            rest = rest.dropFirst(name.count)
+            var labels: [String: String] = [:]
+            if rest.first == "{" {
+                rest = rest.dropFirst()
+                while rest.first != "}" {
+                    let key = String(rest.prefix { $0 != "=" })
+                    rest = rest.dropFirst(key.count)
+                    try #require(rest.hasPrefix("=\""), "label in \(line)")
+                    rest = rest.dropFirst(2)
+                    var value = ""
+                    while let c = rest.first, c != "\"" {
+                        rest = rest.dropFirst()
+                        if c == "\\", let next = rest.first {
+                            rest = rest.dropFirst()
+                            value.append(next == "n" ? "\n" : next)
+                        } else {
+                            value.append(c)
+                        }
+                    }
+                    try #require(rest.first == "\"", "unterminated label in \(line)")
+                    rest = rest.dropFirst()
+                    if rest.first == "," { rest = rest.dropFirst() }
+                    labels[key] = value
+                }
+                rest = rest.dropFirst()
+            }
+            try #require(rest.first == " ", "value separator in \(line)")
+            let text = rest.dropFirst()
+            let value = text == "+Inf" ? Double.infinity : Double(text)
+            return Sample(name: name, labels: labels, value: try #require(value, "value in \(line)"))
+        }
+
+        func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
+            samples.first { $0.name == name && $0.labels == labels }?.value
+        }
+
+        /// The bucket counts of a histogram in `le` order, with the +Inf bucket last.
+        func buckets(_ name: String, _ labels: [String: String] = [:]) -> [(le: Double, count: Double)] {
+            samples.filter { $0.name == name + "_bucket" && $0.labels.filter { $0.key != "le" } == labels }
+                .compactMap { sample in sample.labels["le"].flatMap { $0 == "+Inf" ? .infinity : Double($0) }.map { ($0, sample.value) } }
+                .sorted { $0.le < $1.le }
+        }
+    }
+
+    func open() throws -> (Catalog, Spool) {
+        (try Catalog(path: root + "/catalog.sqlite"), try Spool(root: root + "/spool", settleSeconds: 0))
+    }
+
+    func job(_ outcome: JobRecord.Outcome, seconds: Double, error: String? = nil) -> JobRecord {
+        JobRecord(sourceName: "IMG.jpg", claimPath: "processing/w/\(UUID().uuidString)", sha256: nil, outcome: outcome,
+                  pictureId: nil, attempts: 1, error: error, sidecarJson: nil, worker: "w", startedAt: 100, finishedAt: 100 + seconds)
+    }
+
+    func insert(_ jobs: [JobRecord], into catalog: Catalog) throws {
+        try catalog.write { db in
+            for var job in jobs { try job.insert(db) }
+        }
+    }
+
+    /// Checks the exposition's own rules: every sample belongs to a family with HELP and TYPE,
+    /// and every histogram's buckets are cumulative with +Inf equal to its count.
+    func checkWellFormed(_ parsed: Parsed) {
+        for sample in parsed.samples {
+            let family = parsed.types[sample.name] != nil ? sample.name
+                : ["_bucket", "_sum", "_count"].compactMap { suffix in
+                    sample.name.hasSuffix(suffix) ? String(sample.name.dropLast(suffix.count)) : nil
+                }.first ?? sample.name
+            #expect(parsed.types[family] != nil, "TYPE of \(sample.name)")
+            #expect(parsed.helps.contains(family), "HELP of \(sample.name)")
+        }
+        for (family, type) in parsed.types where type == "histogram" {
+            let labelSets = Set(parsed.samples.filter { $0.name == family + "_count" }.map(\.labels))
+            for labels in labelSets {
+                let counts = parsed.buckets(family, labels).map(\.count)
+                #expect(counts == counts.sorted(), "\(family) buckets are cumulative")
+                #expect(counts.last == parsed.value(family + "_count", labels), "\(family) +Inf equals the count")
+            }
+        }
+    }
+
+    @Test func photosAreCountedFromTheJobsTableByOutcomeAndFailureClass() throws {
+        let (catalog, spool) = try open()
+        try insert([
+            job(.added, seconds: 0.05), job(.added, seconds: 0.3), job(.duplicate, seconds: 2),
+            job(.failed, seconds: 200, error: "took longer than 120 s (worker.photo_timeout_seconds); raise the limit to process it"),
+            job(.failed, seconds: 0.01, error: "JPEG data is corrupt (Premature end of JPEG file); re-export the photo as JPEG or PNG"),
+            job(.failed, seconds: 0.01, error: "not a JPEG or PNG (a PDF document); only JPEG and PNG photos are accepted"),
+        ], into: catalog)
+        for file in [spool.incoming + "/waiting.jpg", spool.failed + "/bad.jpg", spool.failed + "/bad.jpg.error.json"] {
+            try Data([0xFF]).write(to: URL(fileURLWithPath: file))
+        }
+
+        let parsed = try Parsed(ServiceMetrics().render(catalog: catalog, spool: spool))
+        checkWellFormed(parsed)
+        #expect(parsed.value("darkroom_catalog_up") == 1)
+        #expect(parsed.types["darkroom_photos_processed_total"] == "counter")
+        #expect(parsed.value("darkroom_photos_processed_total", ["outcome": "added"]) == 2)
+        #expect(parsed.value("darkroom_photos_processed_total", ["outcome": "duplicate"]) == 1)
+        #expect(parsed.value("darkroom_photos_processed_total", ["outcome": "failed"]) == 3)
+        #expect(parsed.value("darkroom_photos_failed_total", ["reason": "timeout"]) == 1)
+        #expect(parsed.value("darkroom_photos_failed_total", ["reason": "corrupt"]) == 1)
+        #expect(parsed.value("darkroom_photos_failed_total", ["reason": "unsupported_format"]) == 1)
+        #expect(parsed.value("darkroom_photos_failed_total", ["reason": "other"]) == 0)
+        #expect(parsed.samples.filter { $0.name == "darkroom_photos_failed_total" }.count == FailureClass.allCases.count)
+
+        let buckets = Dictionary(uniqueKeysWithValues: parsed.buckets("darkroom_photo_duration_seconds").map { ($0.le, $0.count) })
+        #expect(buckets[0.1] == 3 && buckets[0.5] == 4 && buckets[2.5] == 5 && buckets[120] == 5 && buckets[.infinity] == 6)
+        #expect(parsed.value("darkroom_photo_duration_seconds_count") == 6)
+        #expect(abs((parsed.value("darkroom_photo_duration_seconds_sum") ?? 0) - 202.37) < 1e-6)
+
+        #expect(parsed.value("darkroom_spool_files", ["state": "incoming"]) == 1)
+        #expect(parsed.value("darkroom_spool_files", ["state": "processing"]) == 0)
+        #expect(parsed.value("darkroom_spool_files", ["state": "failed"]) == 1)
+    }
+
+    @Test func requestsAndUploadsAreCountedWithCumulativeHistograms() throws {
+        let (catalog, spool) = try open()
+        let metrics = ServiceMetrics()
+        metrics.recordRequest(method: "POST", route: "/v1/uploads", status: 201, seconds: 0.02)
+        metrics.recordRequest(method: "post", route: "/v1/uploads", status: 201, seconds: 0.3)
+        metrics.recordRequest(method: "POST", route: "/v1/uploads", status: 413, seconds: 0.001)
+        metrics.recordRequest(method: "GET", route: "/v1/uploads/{id}", status: 200, seconds: 20)
+        metrics.recordRequest(method: "BREW", route: "/v1/uploads/{id}", status: 405, seconds: 0.001)
+        metrics.recordUploadAccepted(bytes: 1_000, seconds: 0.02)
+        metrics.recordUploadAccepted(bytes: 2_500, seconds: 0.3)
+
+        let parsed = try Parsed(metrics.render(catalog: catalog, spool: spool))
+        checkWellFormed(parsed)
+        let uploads = ["method": "POST", "route": "/v1/uploads"]
+        #expect(parsed.value("darkroom_http_requests_total", uploads.merging(["status": "201"]) { $1 }) == 2)
+        #expect(parsed.value("darkroom_http_requests_total", uploads.merging(["status": "413"]) { $1 }) == 1)
+        #expect(parsed.value("darkroom_http_requests_total", ["method": "other", "route": "/v1/uploads/{id}", "status": "405"]) == 1)
+        #expect(parsed.value("darkroom_http_request_duration_seconds_count", uploads) == 3)
+        #expect(abs((parsed.value("darkroom_http_request_duration_seconds_sum", uploads) ?? 0) - 0.321) < 1e-9)
+        let requestBuckets = Dictionary(uniqueKeysWithValues: parsed.buckets("darkroom_http_request_duration_seconds", uploads).map { ($0.le, $0.count) })
+        #expect(requestBuckets[0.005] == 1 && requestBuckets[0.025] == 2 && requestBuckets[0.5] == 3 && requestBuckets[.infinity] == 3)
+        let slow = parsed.buckets("darkroom_http_request_duration_seconds", ["method": "GET", "route": "/v1/uploads/{id}"])
+        #expect(slow.last?.count == 1 && slow.dropLast().allSatisfy { $0.count == 0 }, "20 s falls only in +Inf")
+
+        #expect(parsed.types["darkroom_upload_bytes_total"] == "counter")
+        #expect(parsed.value("darkroom_upload_bytes_total") == 3_500)
+        #expect(parsed.value("darkroom_upload_accept_duration_seconds_count") == 2)
+        #expect(parsed.buckets("darkroom_upload_accept_duration_seconds").last?.count == 2)
+    }
+
+    @Test func labelValuesAreEscaped() throws {
+        let (catalog, spool) = try open()
+        let metrics = ServiceMetrics()
+        let route = "/odd/\"quoted\"\\path\nnext"
+        metrics.recordRequest(method: "GET", route: route, status: 404, seconds: 0.01)
+        let text = metrics.render(catalog: catalog, spool: spool)
+        #expect(text.contains(#"route="/odd/\"quoted\"\\path\nnext""#))
+        let parsed = try Parsed(text)
+        #expect(parsed.value("darkroom_http_requests_total", ["method": "GET", "route": route, "status": "404"]) == 1)
+    }
+
+    @Test func webhookDeliveriesAreReadFromTheCatalog() throws {
+        let (catalog, spool) = try open()
+        try catalog.write { db in
+            for _ in 0..<2 {
+                var event = OutboxEvent(event: .pictureAdded, momentId: nil, pictureId: 1, payload: "{}", createdAt: 1)
+                try event.insert(db)
+            }
+            try db.execute(sql: """
+                INSERT INTO webhook_deliveries (outbox_id, endpoint, attempts, next_attempt_at, delivered_at, last_status)
+                VALUES (1, 'http://a/hook', 3, 1, 5, 200), (2, 'http://a/hook', 2, 9, NULL, 500)
+                """)
+        }
+        let parsed = try Parsed(ServiceMetrics().render(catalog: catalog, spool: spool))
+        checkWellFormed(parsed)
+        #expect(parsed.value("darkroom_webhook_deliveries_total", ["result": "delivered"]) == 1)
+        #expect(parsed.value("darkroom_webhook_deliveries_total", ["result": "failed"]) == 4)
+        #expect(parsed.value("darkroom_webhook_pending") == 1)
+        #expect((parsed.value("darkroom_webhook_oldest_pending_seconds") ?? 0) > 0)
+    }
+
+    @Test func anUnreadableCatalogLeavesTheEndpointUp() throws {
+        let (catalog, spool) = try open()
+        try catalog.write { db in try db.execute(sql: "DROP TABLE jobs") }
+        let metrics = ServiceMetrics()
+        metrics.recordRequest(method: "GET", route: "/metrics", status: 200, seconds: 0.001)
+        let parsed = try Parsed(metrics.render(catalog: catalog, spool: spool))
+        checkWellFormed(parsed)
+        #expect(parsed.value("darkroom_catalog_up") == 0)
+        #expect(parsed.value("darkroom_photos_processed_total", ["outcome": "added"]) == nil)
+        #expect(parsed.value("darkroom_http_requests_total", ["method": "GET", "route": "/metrics", "status": "200"]) == 1)
+        #expect(parsed.value("darkroom_spool_files", ["state": "incoming"]) == 0)
+    }
+
+    @Test(arguments: [
+        ("file is empty (0 bytes); upload it again", FailureClass.empty),
+        ("empty file (0 bytes); upload the photo again", .empty),
+        ("not a JPEG or PNG image (the bytes look like a GIF image); re-export the photo as JPEG or PNG", .unsupportedFormat),
+        ("12-bit JPEG is not supported (only 8-bit samples); re-export the photo as an 8-bit JPEG or PNG", .unsupportedFormat),
+        ("PNG file is truncated (unexpected end of data); upload the complete file again", .corrupt),
+        ("image header declares a zero size (0×10); the file is damaged", .corrupt),
+        ("image claims 17920×17993 pixels, above the limit of 100000000 pixels; refused as a possible decompression bomb", .tooLarge),
+        ("not enough memory to decode 30000×30000 pixels; lower the worker count or the pixel limit", .tooLarge),
+        ("sidecar IMG_1.jpg.json: sidecar (bytes) is not a JSON object: bad; fix it, then run `darkroom retry`", .sidecar),
+        ("cannot write /srv/library/originals/ab/cd.jpg: Permission denied", .storage),
+        ("disk full while writing catalog /srv/catalog.sqlite; free space, then run `darkroom retry`", .storage),
+        ("catalog /srv/catalog.sqlite is busy (another writer holds it); will retry", .catalog),
+        ("a worker stopped while processing this photo 4 times; it may crash the decoder; check the file", .crashed),
+        ("variant recipe 'thumb' is invalid: quality 0; fix it in pipeline.json", .configuration),
+        ("", .other),
+        ("something nobody wrote yet", .other),
+    ])
+    func storedReasonsFallIntoFewClasses(reason: String, expected: FailureClass) {
+        #expect(FailureClass(reason: reason) == expected)
+    }
+}
