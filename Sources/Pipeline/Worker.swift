@@ -1,4 +1,3 @@
-import CRuntime
 import Catalog
 import Foundation
 import Logging
@@ -28,8 +27,6 @@ public final class Worker: Sendable {
     let processor: PhotoProcessor
     let logger: Logger
     let stopSignal = StopSignal()
-    /// Allocations below this size stay in the heap (a 12 MP decode at 5/8 scale is ~14 MB).
-    static let largeAllocationThreshold = 256 << 20
 
     /// Opens the spool, library and catalog of `configuration` (creating them when missing).
     public init(configuration: Configuration, logger: Logger) throws {
@@ -39,9 +36,6 @@ public final class Worker: Sendable {
         library = try Library(root: configuration.libraryRoot, backupRoot: configuration.backupDir)
         catalog = try Catalog(path: configuration.catalogPath, momentRules: configuration.moments)
         identity = .current
-        // Rasters of one photo are tens of MB: reuse the heap rather than map and unmap them for
-        // every photo (see cruntime.h for the measured effect).
-        _ = darkroom_keep_large_allocations(Self.largeAllocationThreshold, Self.largeAllocationThreshold * 2)
         processor = PhotoProcessor(configuration: configuration, library: library, catalog: catalog,
                                    budget: PixelBudget(limit: configuration.pixelBudget))
     }
