@@ -33,30 +33,23 @@ extension Importer {
         let input = PhotoInput(path: item.path, sourceName: item.sourceName, jobKey: item.jobKey, worker: identity.name,
                                sidecar: sidecars.sidecar, sidecarJson: sidecars.json, notes: sidecars.notes,
                                linkOriginal: item.linkOriginal)
-        var attempt = 1
-        while true {
-            do {
-                let deadline = started.addingTimeInterval(configuration.photoTimeoutSeconds)
-                let outcome = try services.processor.process(input, attempt: attempt, deadline: deadline, startedAt: started)
-                return finish(item, outcome, sidecars: sidecars, started: started, ledger, progress, importId: importId)
-            } catch {
-                let failure = ProcessingFailure(error)
-                if failure.isTransient && stopSignal.isRaised {
-                    // Neither done nor failed: the next run takes it.
-                    return progress.aside {
-                        logger.notice("photo left for the next run", metadata: ["file": "\(item.sourceName)", "reason": "\(failure.reason)"])
-                    }
-                }
-                guard failure.isTransient, attempt < configuration.maxAttempts else {
-                    return fail(item, failure, attempts: attempt, sidecars: sidecars, started: started, ledger, progress, importId: importId)
-                }
-                let delay = configuration.retryBaseSeconds * pow(2, Double(attempt - 1))
-                progress.aside {
-                    logger.warning("retrying after a transient failure", metadata: [
-                        "file": "\(item.sourceName)", "attempt": "\(attempt)", "delay_s": "\(delay)", "reason": "\(failure.reason)"])
-                }
-                stopSignal.sleep(delay)
-                attempt += 1
+        let tries = services.processor.withRetries(started: started, stop: stopSignal, failWhenStopped: false, retrying: { failure, attempt, delay in
+            progress.aside {
+                logger.warning("retrying after a transient failure", metadata: [
+                    "file": "\(item.sourceName)", "attempt": "\(attempt)", "delay_s": "\(delay)", "reason": "\(failure.reason)"])
+            }
+        }) { attempt, deadline in
+            try services.processor.process(input, attempt: attempt, deadline: deadline, startedAt: started)
+        }
+        switch tries {
+        case .done(let outcome):
+            finish(item, outcome, sidecars: sidecars, started: started, ledger, progress, importId: importId)
+        case .failed(let failure, let attempts):
+            fail(item, failure, attempts: attempts, sidecars: sidecars, started: started, ledger, progress, importId: importId)
+        case .stopped(let failure, _):
+            // Neither done nor failed: the next run takes it.
+            progress.aside {
+                logger.notice("photo left for the next run", metadata: ["file": "\(item.sourceName)", "reason": "\(failure.reason)"])
             }
         }
     }

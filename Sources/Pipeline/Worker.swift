@@ -139,34 +139,28 @@ public final class Worker: Sendable {
         if claim.recoveries > configuration.maxRecoveries {
             return fail(claim, ProcessingFailure.permanent("a worker stopped while processing this photo \(claim.recoveries) times; it may crash the decoder; check the file"), attempts: claim.recoveries, started: started)
         }
-        var attempt = 1
-        while true {
-            do {
-                let deadline = started.addingTimeInterval(configuration.photoTimeoutSeconds)
-                let outcome = try processor.process(claim, attempt: attempt, deadline: deadline, startedAt: started)
-                spool.complete(claim)
-                var fields: Logger.Metadata = ["file": "\(name)", "outcome": "\(outcome.label)", "ms": "\(Self.milliseconds(since: started))"]
-                switch outcome {
-                case .added(let picture, let moment):
-                    fields["picture"] = "\(picture)"
-                    fields["moment"] = "\(moment.map(String.init) ?? "-")"
-                    logger.info("photo", metadata: fields)
-                    return .added
-                case .duplicate(let picture):
-                    fields["duplicate_of"] = "\(picture)"
-                    logger.info("photo", metadata: fields)
-                    return .duplicate
-                }
-            } catch {
-                let failure = ProcessingFailure(error)
-                guard failure.isTransient, attempt < configuration.maxAttempts, !stopSignal.isRaised else {
-                    return fail(claim, failure, attempts: attempt, started: started)
-                }
-                let delay = configuration.retryBaseSeconds * pow(2, Double(attempt - 1))
-                logger.warning("retrying after a transient failure", metadata: [
-                    "file": "\(name)", "attempt": "\(attempt)", "delay_s": "\(delay)", "reason": "\(failure.reason)"])
-                stopSignal.sleep(delay)
-                attempt += 1
+        let tries = processor.withRetries(started: started, stop: stopSignal, failWhenStopped: true, retrying: { failure, attempt, delay in
+            logger.warning("retrying after a transient failure", metadata: [
+                "file": "\(name)", "attempt": "\(attempt)", "delay_s": "\(delay)", "reason": "\(failure.reason)"])
+        }) { attempt, deadline in
+            try processor.process(claim, attempt: attempt, deadline: deadline, startedAt: started)
+        }
+        switch tries {
+        case .failed(let failure, let attempts), .stopped(let failure, let attempts):
+            return fail(claim, failure, attempts: attempts, started: started)
+        case .done(let outcome):
+            spool.complete(claim)
+            var fields: Logger.Metadata = ["file": "\(name)", "outcome": "\(outcome.label)", "ms": "\(Self.milliseconds(since: started))"]
+            switch outcome {
+            case .added(let picture, let moment):
+                fields["picture"] = "\(picture)"
+                fields["moment"] = "\(moment.map(String.init) ?? "-")"
+                logger.info("photo", metadata: fields)
+                return .added
+            case .duplicate(let picture):
+                fields["duplicate_of"] = "\(picture)"
+                logger.info("photo", metadata: fields)
+                return .duplicate
             }
         }
     }
