@@ -14,6 +14,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // Already in the graph through Hummingbird: its thread pool and service lifecycle.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // The C libraries, found by pkg-config (installed by `make deps`).
@@ -52,12 +55,20 @@ let package = Package(
             "Catalog", "Pipeline", "Webhooks",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
-        ]),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ], exclude: ["openapi.json"]),
         .executableTarget(name: "darkroom", dependencies: [
             "Pipeline", "HTTPService",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .executableTarget(name: "darkroom-bench", dependencies: ["Imaging", "PhotoMetadata", "Moments", "Catalog", "Pipeline"]),
+        .executableTarget(name: "darkroom-bench", dependencies: [
+            "Imaging", "PhotoMetadata", "Moments", "Catalog", "Pipeline",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        ]),
 
         .testTarget(name: "ImagingTests", dependencies: ["Imaging"]),
         .testTarget(name: "PhotoMetadataTests", dependencies: ["PhotoMetadata"]),
@@ -78,6 +89,11 @@ let package = Package(
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
             "Catalog",

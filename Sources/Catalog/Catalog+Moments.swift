@@ -57,7 +57,7 @@ extension Catalog {
             moment.id = try id ?? Self.nextBackendId(in: "moments", db)
             var store = CatalogMomentStore(db: db)
             guard let place = try store.place(id: moment.placeId) else {
-                throw CatalogError.refused("place \(moment.placeId) does not exist; `darkroom places add` declares it")
+                throw CatalogError.refused("place \(moment.placeId) does not exist; declare it first (`darkroom places add`, or POST /v1/places)")
             }
             let events = try MomentEngine(rules: momentRules).declare(moment, at: place, into: &store)
             try OutboxWriter(db: db, at: Date().timeIntervalSince1970).record(events)
@@ -77,6 +77,16 @@ extension Catalog {
             let all = try placeId.map { try store.moments(atPlace: $0) } ?? store.allMoments()
             return all.sorted { ($0.start, $0.id) < ($1.start, $1.id) }
         }
+    }
+
+    /// A place by id.
+    public func place(id: Int64) throws(CatalogError) -> Place? {
+        try read { db in try CatalogMomentStore(db: db).place(id: id) }
+    }
+
+    /// How many pictures one moment holds.
+    public func pictureCount(inMoment id: Int64) throws(CatalogError) -> Int {
+        try read { db in try PictureRecord.filter(Column("moment_id") == id).fetchCount(db) }
     }
 
     /// How many pictures each moment holds.

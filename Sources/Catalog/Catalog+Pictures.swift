@@ -67,6 +67,11 @@ extension Catalog {
         try read { db in try JobRecord.finished(claimPath: claimPath, in: db) }
     }
 
+    /// The latest job of a photo that arrived under any of these spool names, if one finished.
+    public func latestJob(sourceNames: [String]) throws(CatalogError) -> JobRecord? {
+        try read { db in try JobRecord.latest(sourceNames: sourceNames, in: db) }
+    }
+
     /// A picture by id.
     public func picture(id: Int64) throws(CatalogError) -> PictureRecord? {
         try read { db in try PictureRecord.fetchOne(db, key: id) }

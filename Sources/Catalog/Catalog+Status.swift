@@ -38,3 +38,10 @@ extension Catalog {
         }
     }
 }
+
+extension Catalog {
+    /// Throws when the catalog cannot be read (for readiness probes): a query on its schema.
+    public func checkReachable() throws(CatalogError) {
+        _ = try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") }
+    }
+}

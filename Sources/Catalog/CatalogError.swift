@@ -10,8 +10,11 @@ public enum CatalogError: Error, CustomStringConvertible, Sendable, Equatable {
     case diskFull(path: String)
     /// The file is not a catalog, or is damaged.
     case corrupt(path: String, message: String)
-    /// A request the moment rules refuse (unknown moment, not the creator, ...): one line.
+    /// A request the catalog refuses (an invalid place, an unknown place): one line.
     case refused(String)
+    /// A request the moment rules refuse (unknown moment, not the creator, a cover picture from
+    /// elsewhere), with the rule's own error so that callers can tell the cases apart.
+    case rule(MomentError)
     /// Any other failure, with the database's message.
     case other(String)
 
@@ -21,7 +24,7 @@ public enum CatalogError: Error, CustomStringConvertible, Sendable, Equatable {
             return
         }
         if let error = error as? MomentError {
-            self = .refused(error.description)
+            self = .rule(error)
             return
         }
         guard let error = error as? DatabaseError else {
@@ -40,7 +43,7 @@ public enum CatalogError: Error, CustomStringConvertible, Sendable, Equatable {
     public var isTransient: Bool {
         switch self {
         case .busy, .diskFull: true
-        case .corrupt, .refused, .other: false
+        case .corrupt, .refused, .rule, .other: false
         }
     }
 
@@ -50,6 +53,7 @@ public enum CatalogError: Error, CustomStringConvertible, Sendable, Equatable {
         case .diskFull(let path): "disk full while writing catalog \(path); free space, then run `darkroom retry`"
         case .corrupt(let path, let message): "catalog \(path) is damaged or not a Darkroom catalog (\(message)); restore it from a backup or point catalog.path elsewhere"
         case .refused(let message): message
+        case .rule(let error): error.description
         case .other(let message): "catalog error: \(message)"
         }
     }

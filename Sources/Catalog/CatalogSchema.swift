@@ -28,6 +28,10 @@ enum CatalogSchema {
         migrator.registerMigration("v5-webhook-deliveries") { db in
             try createWebhookDeliveries(db)
         }
+        migrator.registerMigration("v6-jobs-by-source-name") { db in
+            // `GET /v1/uploads/{id}` finds the job of an upload by the name it was spooled under.
+            try db.create(index: "jobs_on_source_name", on: "jobs", columns: ["source_name"])
+        }
         return migrator
     }
 

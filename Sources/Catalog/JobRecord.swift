@@ -57,6 +57,12 @@ extension JobRecord {
         try JobRecord.filter(Column("claim_path") == claimPath).fetchOne(db)
     }
 
+    /// The latest job of a photo that arrived under any of these names (newest first: a photo
+    /// failed, retried and then added has its `added` job returned).
+    public static func latest(sourceNames: [String], in db: Database) throws -> JobRecord? {
+        try JobRecord.filter(sourceNames.contains(Column("source_name"))).order(Column("id").desc).fetchOne(db)
+    }
+
     /// Jobs finished since an instant, for throughput figures.
     public static func count(finishedSince instant: Double, in db: Database) throws -> Int {
         try JobRecord.filter(Column("finished_at") >= instant).fetchCount(db)

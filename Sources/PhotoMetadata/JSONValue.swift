@@ -1,6 +1,6 @@
 /// Any JSON value, decoded without a schema so that a sidecar's keys can be checked one by one
 /// and each problem reported with its key.
-enum JSONValue: Decodable, Equatable {
+public enum JSONValue: Decodable, Equatable, Sendable {
     case null
     case bool(Bool)
     /// A number written without a fraction or exponent that fits in 64 bits, kept exact.
@@ -10,7 +10,7 @@ enum JSONValue: Decodable, Equatable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    init(from decoder: any Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         // Bool before numbers so that true is not read as 1; integers before doubles so that a
         // 64-bit id is not rounded.
@@ -32,7 +32,7 @@ enum JSONValue: Decodable, Equatable {
     }
 
     /// A short description of the value for error messages.
-    var summary: String {
+    public var summary: String {
         switch self {
         case .null: "null"
         case .bool(let value): "\(value)"
@@ -45,7 +45,7 @@ enum JSONValue: Decodable, Equatable {
     }
 
     /// The value as a Double when it is a number.
-    var double: Double? {
+    public var double: Double? {
         switch self {
         case .integer(let value): Double(value)
         case .number(let value): value

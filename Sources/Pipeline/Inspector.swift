@@ -71,7 +71,7 @@ public struct Inspector: Sendable {
         do { bytes = try FileSystem.read(path) } catch {
             throw PhotoError(file: path, reason: "cannot read (\(String(cString: strerror(error.code)))); check the path")
         }
-        guard Imaging.sniff(bytes) != nil else { throw PhotoError(file: path, reason: PhotoProcessor.refusal(bytes)) }
+        guard Imaging.sniff(bytes) != nil else { throw PhotoError(file: path, reason: PhotoFormat.refusal(bytes)) }
         var sidecar: Sidecar?
         if let sidecarBytes = try? FileSystem.read(path + ".json") {
             do { sidecar = try Sidecar(jsonBytes: sidecarBytes) } catch {

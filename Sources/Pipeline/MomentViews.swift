@@ -58,6 +58,8 @@ public struct PictureView: Encodable, Sendable {
     public var sha256: String
     public var sourceName: String
     public var author: String?
+    public var title: String?
+    public var momentId: Int64?
     public var capturedAt: Date?
     public var lat: Double?
     public var long: Double?
@@ -70,6 +72,8 @@ public struct PictureView: Encodable, Sendable {
         sha256 = picture.sha256
         sourceName = picture.sourceName
         author = picture.authorId
+        title = picture.title
+        momentId = picture.momentId
         capturedAt = picture.capturedAt.map { Date(timeIntervalSince1970: $0) }
         lat = picture.latitude
         long = picture.longitude
@@ -77,6 +81,16 @@ public struct PictureView: Encodable, Sendable {
         height = picture.displayHeight
         self.variants = Dictionary(uniqueKeysWithValues: variants.map { ($0.name, $0.path) })
     }
+}
+
+/// A moment and one page of its pictures in the stable order; `next` continues it.
+public struct MomentPage: Encodable, Sendable {
+    /// The moment, with its place and picture count.
+    public var moment: MomentView
+    /// This page's pictures, in the stable order.
+    public var pictures: [PictureView]
+    /// The cursor of the next page; nil on the last one.
+    public var next: String?
 }
 
 /// Reads of moments and places for the command line and the exports.
@@ -97,8 +111,7 @@ public struct MomentCatalog: Sendable {
     /// One moment with its place and count, or nil.
     public func moment(id: Int64) throws -> MomentView? {
         guard let moment = try catalog.moment(id: id) else { return nil }
-        let place = try catalog.places().first { $0.id == moment.placeId }
-        return MomentView(moment, place: place, pictures: try catalog.pictureCounts()[id] ?? 0)
+        return MomentView(moment, place: try catalog.place(id: moment.placeId), pictures: try catalog.pictureCount(inMoment: id))
     }
 
     /// One page of a moment's pictures with their variants.
@@ -108,6 +121,35 @@ public struct MomentCatalog: Sendable {
             PictureView(picture, variants: try catalog.variants(ofPicture: picture.id ?? 0))
         }
         return (views, page.next)
+    }
+
+    /// A moment with one page of its pictures (`moments show`, the HTTP API); nil when there is
+    /// no such moment.
+    public func page(ofMoment id: Int64, after cursor: PictureCursor?, limit: Int) throws -> MomentPage? {
+        guard let moment = try moment(id: id) else { return nil }
+        let page = try pictures(inMoment: id, after: cursor, limit: limit)
+        return MomentPage(moment: moment, pictures: page.pictures, next: page.next?.description)
+    }
+
+    /// One picture with its variants, or nil.
+    public func picture(id: Int64) throws -> PictureView? {
+        guard let picture = try catalog.picture(id: id) else { return nil }
+        return PictureView(picture, variants: try catalog.variants(ofPicture: id))
+    }
+
+    /// Pictures per page when none is asked for.
+    public static let defaultPageSize = 50
+    /// The most pictures one page may hold.
+    public static let maxPageSize = 1000
+
+    /// Checks a page request (fields `limit` and `after`) and parses its cursor.
+    public static func pageRequest(limit: Int, after: String?) throws(FieldError) -> PictureCursor? {
+        guard limit > 0, limit <= maxPageSize else { throw FieldError("limit", "must be from 1 to \(maxPageSize) (got \(limit))") }
+        guard let after else { return nil }
+        guard let cursor = PictureCursor(after) else {
+            throw FieldError("after", "must be the cursor printed with the previous page (got \(after))")
+        }
+        return cursor
     }
 
     /// A JSON encoder for these views: snake_case keys, ISO 8601 dates.

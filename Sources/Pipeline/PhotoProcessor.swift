@@ -107,7 +107,7 @@ struct PhotoProcessor: Sendable {
     func process(_ input: PhotoInput, attempt: Int, deadline: Date, startedAt: Date) throws -> PhotoOutcome {
         let bytes = try FileSystem.read(input.path)
         guard let format = Imaging.sniff(bytes) else {
-            throw ProcessingFailure.permanent(Self.refusal(bytes))
+            throw ProcessingFailure.permanent(PhotoFormat.refusal(bytes))
         }
         let fileTime = FileSystem.status(input.path).map { Date(timeIntervalSince1970: $0.modified) }
         var metadata = PhotoMetadata.read(bytes, sidecar: input.sidecar, fileTime: fileTime,
@@ -136,7 +136,7 @@ struct PhotoProcessor: Sendable {
         }
         try checkDeadline(deadline)
 
-        let ext = format == .png ? "png" : "jpg"
+        let ext = PhotoFormat.fileExtension(format)
         let originalPath = input.linkOriginal
             ? try library.linkOriginal(from: input.path, bytes: bytes, sha256: metadata.sha256, extension: ext)
             : try library.storeOriginal(bytes, sha256: metadata.sha256, extension: ext)
@@ -167,11 +167,5 @@ struct PhotoProcessor: Sendable {
         if Date() > deadline {
             throw ProcessingFailure.permanent("took longer than \(Int(configuration.photoTimeoutSeconds)) s (worker.photo_timeout_seconds); raise the limit to process it")
         }
-    }
-
-    /// The reason a file that is neither JPEG nor PNG is refused, naming what it looks like.
-    static func refusal(_ bytes: [UInt8]) -> String {
-        if bytes.isEmpty { return "empty file (0 bytes); upload the photo again" }
-        return "not a JPEG or PNG (\(FileKind.describe(bytes))); only JPEG and PNG photos are accepted"
     }
 }

@@ -128,13 +128,9 @@ public struct Spool: Sendable {
     public func failures() -> [FailureReport] {
         guard let walker = FileManager.default.enumerator(atPath: failed) else { return [] }
         var reports: [FailureReport] = []
-        let decoder = JSONDecoder()
-        decoder.keyDecodingStrategy = .convertFromSnakeCase
         while let relative = walker.nextObject() as? String {
             guard relative.hasSuffix(".error.json"),
-                  let data = FileManager.default.contents(atPath: failed + "/" + relative),
-                  var report = try? decoder.decode(FailureReport.self, from: data) else { continue }
-            report.failedPath = String(relative.dropLast(".error.json".count))
+                  let report = failureReport(String(relative.dropLast(".error.json".count))) else { continue }
             reports.append(report)
         }
         return reports.sorted { $0.failedPath ?? "" < $1.failedPath ?? "" }

@@ -36,12 +36,9 @@ public final class WebhookDispatcher: Sendable {
     let catalogQueue = DispatchQueue(label: "darkroom.webhooks.catalog")
 
     /// A dispatcher for `settings.urls`; throws `WebhookError.missingSecret` when URLs are set
-    /// but neither `webhooks.secret` nor `DARKROOM_WEBHOOK_SECRET` is.
-    public convenience init(settings: WebhookSettings, catalog: Catalog, logger: Logger) throws(WebhookError) {
-        try self.init(settings: settings, catalog: catalog, logger: logger, environment: ProcessInfo.processInfo.environment)
-    }
-
-    init(settings: WebhookSettings, catalog: Catalog, logger: Logger, environment: [String: String]) throws(WebhookError) {
+    /// but neither `webhooks.secret` nor `DARKROOM_WEBHOOK_SECRET` (in `environment`) is.
+    public init(settings: WebhookSettings, catalog: Catalog, logger: Logger,
+                environment: [String: String] = ProcessInfo.processInfo.environment) throws(WebhookError) {
         var seen = Set<String>()
         let urls = settings.urls.filter { seen.insert($0).inserted }
         let secret = settings.resolvedSecret(environment: environment)

@@ -32,7 +32,8 @@ enum PhotoSet {
     /// Each photo is a different window of the source at `width`×`height` (the focal point
     /// moves across it), so no two files are the same bytes; each carries the source's EXIF
     /// block when the source has one.
-    static func generate(count: Int, into directory: URL, width: Int = width, height: Int = height) throws -> Generated {
+    static func generate(count: Int, into directory: URL, width: Int = width, height: Int = height,
+                         quality: Int = quality) throws -> Generated {
         let source: [UInt8]
         var origin: String
         if let corpus = corpusDirectory() {

@@ -16,8 +16,9 @@ struct PipelineWorkspace {
     var log: String { root.appendingPathComponent("darkroom.log").path }
 
     /// Creates the folders and a `pipeline.json` with absolute paths: photos are taken as soon
-    /// as they are in `incoming/` (settle_seconds 0), two workers, every other key its default.
-    init(root: URL, workers: Int) throws {
+    /// as they are in `incoming/` (settle_seconds 0), `workers` workers, the `extra` sections
+    /// (such as `server`), every other key its default.
+    init(root: URL, workers: Int, extra: [String: Any] = [:]) throws {
         self.root = root
         try FileManager.default.createDirectory(at: incoming, withIntermediateDirectories: true)
         let configuration: [String: Any] = [
@@ -25,7 +26,7 @@ struct PipelineWorkspace {
             "library": ["root": library.path],
             "catalog": ["path": catalogPath],
             "worker": ["concurrency": workers],
-        ]
+        ].merging(extra) { _, new in new }
         let data = try JSONSerialization.data(withJSONObject: configuration, options: [.prettyPrinted, .sortedKeys])
         try data.write(to: self.configuration)
     }

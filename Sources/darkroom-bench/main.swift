@@ -4,6 +4,7 @@
 //   darkroom-bench pipeline [--photos N] [--base K] [--workers W] [--flat-counts A,B] [--no-throughput] [--no-flatness]
 //   darkroom-bench import   [--photos N] [--base K] [--workers W] [--flat-counts A,B] [--no-throughput] [--no-flatness]
 //   darkroom-bench moments  [--pictures N] [--block B] [--authors A] [--seed S] [--dir DIR] [--disk-sample N] [--max-seconds S] [--keep]
+//   darkroom-bench http     [--photos N] [--clients C] [--workers W] [--base K]
 //   darkroom-bench all      [--quick]
 //
 // Every figure goes to standard output with how it was measured and its target (PASS/MISS).
@@ -18,12 +19,13 @@ let usage = """
                                    [--no-throughput] [--no-flatness]
            darkroom-bench moments  [--pictures N=100000] [--block B=10000] [--authors A=300] [--seed S] [--dir DIR] [--disk-sample N=300]
                                    [--max-seconds S] [--keep]
-           darkroom-bench all      [--quick]   (every benchmark at its defaults, in under ~27 minutes: the moments ingest
+           darkroom-bench http     [--photos N=500] [--clients C=16] [--workers W=2] [--base K=8]
+           darkroom-bench all      [--quick]   (every benchmark at its defaults, in under ~30 minutes: the moments ingest
                                                stops early if time runs out; --quick: small sizes, to check the harness)
     """
 
 /// The time `all` allows itself.
-let allBudgetSeconds = 27.0 * 60
+let allBudgetSeconds = 30.0 * 60
 
 /// Runs every benchmark and prints the summary of targets.
 func runAll(_ arguments: BenchArguments) throws -> [Verdict] {
@@ -32,6 +34,7 @@ func runAll(_ arguments: BenchArguments) throws -> [Verdict] {
     var pipeline = PipelineBenchmark.Options()
     var moments = MomentsBenchmark.Options()
     var imports = ImportBenchmark.Options(photos: ImportBenchmark.defaultPhotos)
+    var http = HTTPBenchmark.Options()
     if arguments.has("--quick") {
         imports.photos = 40
         imports.base = 2
@@ -44,13 +47,17 @@ func runAll(_ arguments: BenchArguments) throws -> [Verdict] {
         moments.pictures = 10_000
         moments.block = 1_000
         moments.diskSample = 50
+        http.photos = 20
+        http.clients = 4
+        http.base = 2
     }
     let start = Machine.now()
     var verdicts: [Verdict] = []
     verdicts += try RenderBenchmark.run(render)
     verdicts += try PipelineBenchmark.run(pipeline)
     verdicts += try ImportBenchmark.run(imports)
-    // The whole run stays under about 27 minutes: the moments ingest gets what is left (at least
+    verdicts += try HTTPBenchmark.run(http)
+    // The whole run stays under about 30 minutes: the moments ingest gets what is left (at least
     // two minutes), less a minute for the rebuild check.
     moments.maxSeconds = max(120, Int(allBudgetSeconds - (Machine.now() - start)) - 60)
     verdicts += try MomentsBenchmark.run(moments)
@@ -70,6 +77,7 @@ do {
     case "pipeline": verdicts = try PipelineBenchmark.run(PipelineBenchmark.Options(arguments))
     case "import": verdicts = try ImportBenchmark.run(ImportBenchmark.Options(arguments, photos: ImportBenchmark.defaultPhotos))
     case "moments": verdicts = try MomentsBenchmark.run(MomentsBenchmark.Options(arguments))
+    case "http": verdicts = try HTTPBenchmark.run(HTTPBenchmark.Options(arguments))
     case "all": verdicts = try runAll(arguments)
     case "help", "--help", "-h":
         print(usage)

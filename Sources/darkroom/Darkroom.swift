@@ -2,13 +2,14 @@ import ArgumentParser
 import Pipeline
 
 @main
-struct Darkroom: ParsableCommand {
+struct Darkroom: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "darkroom",
         abstract: "Turns uploaded photos into variants, moments and a catalog.",
         discussion: """
         Photos arrive in a spool directory (spool/incoming/), from a backend, a drop folder or \
-        `darkroom enqueue`; a whole photo library comes in through `darkroom import`. The worker \
+        `darkroom enqueue`, or over HTTP through `darkroom serve`; a whole photo library comes \
+        in through `darkroom import`. The worker \
         reads when and where each was taken, renders the variants \
         of pipeline.json (thumb, preview, mobile, feed), keeps the original in a content-addressed \
         library and records everything in an SQLite catalog. A photo that cannot be processed ends \
@@ -17,7 +18,7 @@ struct Darkroom: ParsableCommand {
         Settings come from --config, else $DARKROOM_CONFIG, else ./pipeline.json, else built-in \
         defaults (the same as the bundled pipeline.json).
         """,
-        subcommands: [Run.self, Import.self, Enqueue.self, Status.self, Retry.self, Inspect.self, Render.self, Places.self, MomentsCommand.self])
+        subcommands: [Run.self, Serve.self, Import.self, Enqueue.self, Status.self, Retry.self, Inspect.self, Render.self, Places.self, MomentsCommand.self])
 }
 
 /// The option every command shares: which configuration to use.
@@ -32,5 +33,15 @@ struct ConfigOption: ParsableArguments {
         } catch {
             throw ValidationError(error.description)
         }
+    }
+}
+
+/// Runs a check written in Pipeline, turning its `FieldError` into the usage error of the option
+/// it names (`--lat must be between -90 and 90 (got 200.0)`).
+func checkOption(_ check: () throws -> Void) throws {
+    do {
+        try check()
+    } catch let error as FieldError {
+        throw ValidationError(error.asOption)
     }
 }

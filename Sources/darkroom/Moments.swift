@@ -27,34 +27,25 @@ struct MomentsCommand: ParsableCommand {
         @Option(help: ArgumentHelp("Start, ISO 8601 with offset (2024-05-07T18:00:00+02:00).", valueName: "time")) var start: String
         @Option(help: ArgumentHelp("End, ISO 8601 with offset.", valueName: "time")) var end: String
         @Option(help: "The creator's user id.") var creator: String?
-        @Option(help: ArgumentHelp("public or private.", valueName: "visibility")) var visibility: String = "public"
+        @Option(help: ArgumentHelp("public or private.", valueName: "visibility")) var visibility: String = MomentDeclaration.defaultVisibility
         @Option(name: .customLong("invite"), help: ArgumentHelp("A user invited to a private moment (repeatable).", valueName: "user"))
         var invitees: [String] = []
         @Option(help: "A title.") var title: String?
         @Option(help: "The backend's id for it (default: the next free id).") var id: Int64?
         @Flag(help: "Print JSON.") var json = false
 
-        func validate() throws {
-            guard let s = Self.date(start) else { throw ValidationError("--start \(start): not an ISO 8601 time with an offset, such as 2024-05-07T18:00:00+02:00") }
-            guard let e = Self.date(end) else { throw ValidationError("--end \(end): not an ISO 8601 time with an offset, such as 2024-05-07T20:00:00+02:00") }
-            guard e >= s else { throw ValidationError("--end must not be before --start") }
-            guard Visibility(rawValue: visibility) != nil else { throw ValidationError("--visibility must be public or private (got \(visibility))") }
-            if visibility == "private" && creator == nil { throw ValidationError("a private moment needs --creator") }
-            if let id, id <= 0 { throw ValidationError("--id must be above 0 (negative ids are the worker's own)") }
+        func declared() throws -> Moment {
+            try MomentDeclaration.moment(id: id, placeId: place, start: start, end: end, creator: creator,
+                                         visibility: visibility, invitees: invitees, title: title)
         }
 
-        static func date(_ text: String) -> Date? {
-            let plain = ISO8601DateFormatter()
-            let fractional = ISO8601DateFormatter()
-            fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            return plain.date(from: text) ?? fractional.date(from: text)
+        func validate() throws {
+            try checkOption { _ = try declared() }
         }
 
         func run() throws {
             let catalog = try options.catalog()
-            let moment = Moment(id: id ?? 0, kind: .declared, placeId: place, start: Self.date(start) ?? Date(), end: Self.date(end) ?? Date(),
-                                creator: creator, visibility: Visibility(rawValue: visibility) ?? .public, invitees: Set(invitees), title: title)
-            let (saved, events) = try catalog.declareMoment(moment, id: id)
+            let (saved, events) = try catalog.declareMoment(try declared(), id: id)
             let view = try MomentCatalog(catalog: catalog).moment(id: saved.id)
             try Output.print(view, json: json) { _ in
                 let joined = events.filter { if case .pictureAdded(_, saved.id) = $0 { return true } else { return false } }.count
@@ -83,20 +74,20 @@ struct MomentsCommand: ParsableCommand {
             discussion: "Pictures come by capture time, then content hash (those without a time last). Pass the printed cursor to --after for the next page.")
         @OptionGroup var options: ConfigOption
         @Argument(help: "The moment's id.") var id: Int64
-        @Option(help: "Pictures per page.") var limit = 50
+        @Option(help: "Pictures per page.") var limit = MomentCatalog.defaultPageSize
         @Option(help: ArgumentHelp("The cursor printed at the end of the previous page.", valueName: "cursor")) var after: String?
         @Flag(help: "Print JSON.") var json = false
 
         func validate() throws {
-            guard limit > 0, limit <= 1000 else { throw ValidationError("--limit must be from 1 to 1000 (got \(limit))") }
-            if let after, PictureCursor(after) == nil { throw ValidationError("--after \(after) is not a cursor printed by `darkroom moments show`") }
+            try checkOption { _ = try MomentCatalog.pageRequest(limit: limit, after: after) }
         }
 
         func run() throws {
             let moments = MomentCatalog(catalog: try options.catalog())
-            guard let moment = try moments.moment(id: id) else { throw ValidationError("moment \(id) does not exist; `darkroom moments list` lists them") }
-            let page = try moments.pictures(inMoment: id, after: after.flatMap(PictureCursor.init), limit: limit)
-            let shown = ShownMoment(moment: moment, pictures: page.pictures, next: page.next?.description)
+            let cursor = try MomentCatalog.pageRequest(limit: limit, after: after)
+            guard let shown = try moments.page(ofMoment: id, after: cursor, limit: limit) else {
+                throw ValidationError("moment \(id) does not exist; `darkroom moments list` lists them")
+            }
             try Output.print(shown, json: json) { shown in
                 var lines = [MomentsText.line(shown.moment), "  cover: \(shown.moment.coverPictureId.map(String.init) ?? "none") (\(shown.moment.coverReason ?? shown.moment.coverSource))"]
                 for p in shown.pictures {
@@ -106,12 +97,6 @@ struct MomentsCommand: ParsableCommand {
                 return lines.joined(separator: "\n")
             }
         }
-    }
-
-    struct ShownMoment: Encodable {
-        var moment: MomentView
-        var pictures: [PictureView]
-        var next: String?
     }
 
     struct SetCover: ParsableCommand {

@@ -24,9 +24,7 @@ struct Places: ParsableCommand {
         var rad: Double
 
         func validate() throws {
-            guard lat.isFinite, (-90...90).contains(lat) else { throw ValidationError("--lat must be between -90 and 90 (got \(lat))") }
-            guard long.isFinite, (-180...180).contains(long) else { throw ValidationError("--long must be between -180 and 180 (got \(long))") }
-            guard rad.isFinite, rad > 0 else { throw ValidationError("--rad must be a distance in metres above 0 (got \(rad))") }
+            try checkOption { _ = try PlaceCircle.center(lat: lat, long: long, rad: rad) }
         }
 
         var center: Coordinate { Coordinate(latitude: lat, longitude: long) }
@@ -41,7 +39,7 @@ struct Places: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func validate() throws {
-            if let id, id <= 0 { throw ValidationError("--id must be above 0 (negative ids are the worker's own)") }
+            try checkOption { try FieldError.checkBackendId(id) }
         }
 
         func run() throws {

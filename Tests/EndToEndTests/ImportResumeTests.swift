@@ -81,7 +81,8 @@ struct ImportResumeTests {
         var interrupts = 0
         for round in 0..<12 {
             let launched = try space.start(["import", tree.root, "--author", "ann", "--progress", "none"])
-            usleep(UInt32.random(in: 100_000...600_000, using: &generator))
+            // Early enough that the import is still running: 60 small photos take about a second.
+            usleep(UInt32.random(in: 50_000...300_000, using: &generator))
             guard launched.process.isRunning else {
                 launched.process.waitUntilExit()
                 break

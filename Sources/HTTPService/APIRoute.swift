@@ -1,0 +1,46 @@
+import Hummingbird
+
+/// Every route `darkroom serve` answers, in one list: the router registers exactly these, and
+/// `openapi.json` beside this file documents exactly these (a test holds the two together).
+enum APIRoute: String, CaseIterable, Sendable {
+    case liveness, readiness, metrics
+    case upload, uploadStatus
+    case picture
+    case moment, momentPictures, momentCover, declareMoment
+    case placesAround, declarePlace
+    case media
+
+    /// The HTTP method.
+    var method: HTTPRequest.Method {
+        switch self {
+        case .upload, .declareMoment, .declarePlace: .post
+        case .momentCover: .put
+        default: .get
+        }
+    }
+
+    /// The path pattern, `{name}` for a parameter: as the router matches it, as metrics label it
+    /// and as the OpenAPI document writes it.
+    var path: String {
+        switch self {
+        case .liveness: "/healthz"
+        case .readiness: "/healthz/ready"
+        case .metrics: "/metrics"
+        case .upload: "/v1/uploads"
+        case .uploadStatus: "/v1/uploads/{id}"
+        case .picture: "/v1/pictures/{id}"
+        case .moment: "/v1/moments/{id}"
+        case .momentPictures: "/v1/moments/{id}/pictures"
+        case .momentCover: "/v1/moments/{id}/cover"
+        case .declareMoment: "/v1/moments"
+        case .placesAround: "/v1/places/around"
+        case .declarePlace: "/v1/places"
+        // The library's own layout (`Library.variantPath`), one parameter per level, so that no
+        // path of any other shape reaches the media handler.
+        case .media: "/v1/media/variants/{variant}/{shard1}/{shard2}/{file}"
+        }
+    }
+
+    /// Where variant files are served from: the media route's fixed part, before the library path.
+    static let mediaPrefix = "/v1/media/"
+}

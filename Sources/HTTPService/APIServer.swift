@@ -1,0 +1,128 @@
+import Catalog
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import NIOPosix
+import Pipeline
+import ServiceLifecycle
+import UnixSignals
+import Webhooks
+
+/// Why `darkroom serve` cannot start.
+public enum ServeError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// No bearer token is configured: the API is never served open.
+    case noToken
+    /// The spool, library or catalog cannot be opened.
+    case cannotOpen(String)
+    /// The address cannot be listened on (taken, or not this machine's).
+    case cannotListen(address: String, reason: String)
+    /// The webhooks cannot be delivered as configured.
+    case webhooks(String)
+
+    /// One line: what is missing and what to do.
+    public var description: String {
+        switch self {
+        case .noToken: "no API token: set server.token in pipeline.json or DARKROOM_API_TOKEN in the environment"
+        case .cannotOpen(let reason): "cannot open the spool, library or catalog: \(reason)"
+        case .cannotListen(let address, let reason):
+            "cannot listen on \(address): \(reason); set server.host and server.port (or --host and --port) to a free address"
+        case .webhooks(let reason): "webhooks: \(reason)"
+        }
+    }
+}
+
+/// `darkroom serve` (WK6, WK7): the backend's upload hook and read API over HTTP, with the spool
+/// workers in the same process or beside it.
+///
+/// Uploads are written into the spool the safe way and answered at once (202); the workers
+/// process them as any other photo, and `GET /v1/uploads/{id}` follows each one to its picture.
+/// Every route is in `APIRoute` and documented in `openapi.json`; every request needs the bearer
+/// token. Blocking work (fsync, SQLite) runs on a thread pool, never on an event loop.
+public final class APIServer: Sendable {
+    /// The configuration served.
+    public let configuration: Configuration
+    let environment: ServiceEnvironment
+    let token: String
+    let worker: Worker?
+    /// Delivers the outbox to `webhooks.urls`; nil when none is configured.
+    let dispatcher: WebhookDispatcher?
+
+    /// Opens the spool, library and catalog of `configuration` (and the workers, with
+    /// `runWorkers`). Throws `ServeError.noToken` when neither `server.token` nor
+    /// `DARKROOM_API_TOKEN` gives a token.
+    public init(configuration: Configuration, runWorkers: Bool, logger: Logger,
+                environment variables: [String: String] = ProcessInfo.processInfo.environment) throws(ServeError) {
+        guard let token = configuration.server.resolvedToken(environment: variables) else { throw .noToken }
+        self.configuration = configuration
+        self.token = token
+        let spool: Spool
+        let catalog: Catalog
+        do {
+            if runWorkers {
+                let worker = try Worker(configuration: configuration, logger: logger)
+                (self.worker, spool, catalog) = (worker, worker.spool, worker.catalog)
+            } else {
+                worker = nil
+                spool = try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds)
+                catalog = try Catalog(path: configuration.catalogPath, momentRules: configuration.moments)
+            }
+        } catch {
+            throw .cannotOpen("\(error)")
+        }
+        environment = ServiceEnvironment(configuration: configuration, spool: spool, catalog: catalog, metrics: ServiceMetrics(),
+                                         threadPool: .singleton, logger: logger)
+        do {
+            dispatcher = configuration.webhooks.urls.isEmpty ? nil
+                : try WebhookDispatcher(settings: configuration.webhooks, catalog: catalog, logger: logger, environment: variables)
+        } catch {
+            throw .webhooks(error.description)
+        }
+    }
+
+    /// Serves until SIGTERM or SIGINT, then stops accepting, answers the requests in flight,
+    /// finishes the photos in hand and returns. `onListening` is told the bound port (useful
+    /// with `server.port` 0).
+    public func run(onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }) async throws {
+        do {
+            try await serviceGroup(signals: [.sigterm, .sigint], onListening: onListening).run()
+        } catch let error as IOError {
+            let settings = configuration.server
+            throw ServeError.cannotListen(address: "\(settings.host):\(settings.port)", reason: String(cString: strerror(error.errnoCode)))
+        }
+    }
+
+    /// The server and the workers as one group: on a graceful shutdown the server stops first,
+    /// then the workers.
+    func serviceGroup(signals: [UnixSignal], onListening: @escaping @Sendable (_ port: Int) async -> Void) -> ServiceGroup {
+        let settings = configuration.server
+        let application = Application(
+            router: makeRouter(),
+            configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "darkroom"),
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? settings.port) },
+            logger: environment.logger)
+        var services: [any Service] = []
+        // The dispatcher comes before the workers in this list, so that it stops after them
+        // (a group stops its services in reverse order); what it has not delivered by then is
+        // delivered at the next start.
+        if let dispatcher { services.append(WebhookService(dispatcher: dispatcher, logger: environment.logger)) }
+        if let worker { services.append(WorkerService(worker: worker, logger: environment.logger)) }
+        services.append(application)
+        return ServiceGroup(services: services, gracefulShutdownSignals: signals, logger: environment.logger)
+    }
+
+    /// Every route of `APIRoute`, behind the metrics, the JSON errors and the token, in that order.
+    func makeRouter() -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: RequestMetricsMiddleware(metrics: environment.metrics))
+        router.add(middleware: ErrorBodyMiddleware(logger: environment.logger))
+        router.add(middleware: BearerAuthMiddleware(token: token))
+        let dispatcher = APIDispatcher(environment: environment)
+        for route in APIRoute.allCases {
+            router.on(RouterPath(route.path), method: route.method) { request, context in
+                try await dispatcher.respond(to: route, request, context)
+            }
+        }
+        return router
+    }
+}

@@ -1,0 +1,109 @@
+import Catalog
+import Hummingbird
+import Moments
+import Pipeline
+
+/// The read API and the backend's declarations: pictures, moments and their pictures, places
+/// around a point (MO8), covers set by a moment's creator (MO7), moments and places declared.
+/// The same Pipeline and Catalog functions as `darkroom moments` and `darkroom places`.
+struct CatalogHandler: Sendable {
+    let environment: ServiceEnvironment
+
+    /// `GET /v1/pictures/{id}`: a picture with its variants' URLs.
+    func picture(id: Int64) async throws -> Response {
+        let environment = environment
+        guard let picture = try await environment.blocking({ try environment.moments.picture(id: id) }) else {
+            throw APIError.notFound("no picture \(id)")
+        }
+        return JSONBody.response(environment.links.linked(picture))
+    }
+
+    /// `GET /v1/moments/{id}`: a moment with its place and picture count.
+    func moment(id: Int64) async throws -> Response {
+        let environment = environment
+        guard let moment = try await environment.blocking({ try environment.moments.moment(id: id) }) else {
+            throw APIError.notFound("no moment \(id)")
+        }
+        return JSONBody.response(moment)
+    }
+
+    /// `GET /v1/moments/{id}/pictures?limit=&after=`: one page of the moment's pictures in the
+    /// stable order; `next` is the `after` of the following page.
+    func momentPictures(id: Int64, query: Query) async throws -> Response {
+        let limit = try query.integer("limit").map { Int(clamping: $0) } ?? MomentCatalog.defaultPageSize
+        let cursor = try MomentCatalog.pageRequest(limit: limit, after: query.string("after"))
+        let environment = environment
+        guard var page = try await environment.blocking({ try environment.moments.page(ofMoment: id, after: cursor, limit: limit) }) else {
+            throw APIError.notFound("no moment \(id)")
+        }
+        page.pictures = page.pictures.map(environment.links.linked)
+        return JSONBody.response(page)
+    }
+
+    /// `PUT /v1/moments/{id}/cover` with `{"picture_id": 5, "user": "alice"}` (`null` hands the
+    /// cover back to the policy): only the moment's creator may (403 otherwise).
+    func setCover(momentId: Int64, body: [UInt8]) async throws -> Response {
+        let json = try JSONObject(bytes: body, known: ["picture_id", "user"])
+        let user = try JSONObject.required(json.string("user"), "user")
+        guard json.has("picture_id") else { throw FieldError("picture_id", "is needed: a picture of the moment, or null to clear the cover") }
+        let pictureId = try json.integer("picture_id")
+        let environment = environment
+        let moment = try await environment.blocking {
+            _ = try environment.catalog.setCover(momentId: momentId, pictureId: pictureId, by: user)
+            return try environment.moments.moment(id: momentId)
+        }
+        return JSONBody.response(moment)
+    }
+
+    /// `POST /v1/moments`: declares a moment (or updates one, with an existing `id`); the
+    /// pictures it matches join it at once. Answers 201 with the moment.
+    func declareMoment(body: [UInt8]) async throws -> Response {
+        let json = try JSONObject(bytes: body, known: ["id", "place_id", "start", "end", "creator", "visibility", "invitees", "title"])
+        let id = try json.integer("id")
+        let moment = try MomentDeclaration.moment(
+            id: id, placeId: try JSONObject.required(json.integer("place_id"), "place_id"),
+            start: try JSONObject.required(json.string("start"), "start"), end: try JSONObject.required(json.string("end"), "end"),
+            creator: try json.string("creator"), visibility: try json.string("visibility") ?? MomentDeclaration.defaultVisibility,
+            invitees: try json.strings("invitees") ?? [], title: try json.string("title"))
+        let environment = environment
+        let view = try await environment.blocking {
+            let (saved, _) = try environment.catalog.declareMoment(moment, id: id)
+            return try environment.moments.moment(id: saved.id)
+        }
+        return JSONBody.response(view, status: .created)
+    }
+
+    /// `GET /v1/places/around?lat=&long=&rad=`: places whose centre lies within `rad` metres,
+    /// nearest first (the app's `places/around_location`).
+    func placesAround(query: Query) async throws -> Response {
+        let radius = try query.requiredNumber("rad")
+        let center = try PlaceCircle.center(lat: try query.requiredNumber("lat"), long: try query.requiredNumber("long"), rad: radius)
+        let environment = environment
+        let places = try await environment.blocking {
+            try environment.catalog.places(around: center, radiusMetres: radius).map(PlaceView.init)
+        }
+        return JSONBody.response(PlaceList(places: places))
+    }
+
+    /// `POST /v1/places` with `{"lat", "long", "rad", "name"?, "id"?}`: declares a place.
+    /// Answers 201 with it.
+    func declarePlace(body: [UInt8]) async throws -> Response {
+        let json = try JSONObject(bytes: body, known: ["id", "name", "lat", "long", "rad"])
+        let radius = try JSONObject.required(json.number("rad"), "rad")
+        let center = try PlaceCircle.center(lat: try JSONObject.required(json.number("lat"), "lat"),
+                                            long: try JSONObject.required(json.number("long"), "long"), rad: radius)
+        let id = try json.integer("id")
+        try FieldError.checkBackendId(id)
+        let name = try json.string("name")
+        let environment = environment
+        let place = try await environment.blocking {
+            try environment.catalog.declarePlace(id: id, name: name, center: center, radiusMetres: radius)
+        }
+        return JSONBody.response(PlaceView(place), status: .created)
+    }
+}
+
+/// Places, as `GET /v1/places/around` answers them.
+struct PlaceList: Encodable, Sendable {
+    var places: [PlaceView]
+}

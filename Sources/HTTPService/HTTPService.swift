@@ -1,4 +1,0 @@
-import Hummingbird
-
-/// The backend's upload hook and read API (`darkroom serve`).
-public enum HTTPService {}

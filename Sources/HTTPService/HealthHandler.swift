@@ -1,0 +1,66 @@
+import Catalog
+import Hummingbird
+import Pipeline
+
+/// `GET /healthz` (the process answers), `GET /healthz/ready` (it can take uploads: the catalog
+/// answers and the spool is writable) and `GET /metrics` (Prometheus text).
+struct HealthHandler: Sendable {
+    let environment: ServiceEnvironment
+
+    /// The Prometheus text format's content type.
+    static let metricsContentType = "text/plain; version=0.0.4"
+
+    /// What a check reports when it passes.
+    static let passed = "ok"
+
+    /// 200 while the process serves requests.
+    func liveness() -> Response {
+        JSONBody.response(["status": Self.passed])
+    }
+
+    /// 200 when the catalog answers and a file can be created in the spool, else 503 with what
+    /// is wrong.
+    func readiness() async throws -> Response {
+        let environment = environment
+        let report = try await environment.blocking { () -> Readiness in
+            func check(_ body: () throws -> Void) -> String {
+                do {
+                    try body()
+                    return Self.passed
+                } catch {
+                    return "\(error)"
+                }
+            }
+            return Readiness(catalog: check { try environment.catalog.checkReachable() },
+                             spool: check { try environment.spool.checkWritable() })
+        }
+        return JSONBody.response(report, status: report.ready ? .ok : .serviceUnavailable)
+    }
+
+    /// The metrics in the Prometheus text format.
+    func metrics() async throws -> Response {
+        let environment = environment
+        let text = try await environment.blocking {
+            environment.metrics.render(catalog: environment.catalog, spool: environment.spool)
+        }
+        return Response(status: .ok, headers: [.contentType: Self.metricsContentType],
+                        body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+}
+
+/// What `GET /healthz/ready` answers: each check's result, `ok` or what is wrong.
+struct Readiness: Encodable, Sendable {
+    var ready: Bool
+    var catalog: String
+    var spool: String
+    /// One line on what is wrong, when something is.
+    var error: String?
+
+    init(catalog: String, spool: String) {
+        self.catalog = catalog
+        self.spool = spool
+        let problems = [("catalog", catalog), ("spool", spool)].filter { $0.1 != HealthHandler.passed }
+        ready = problems.isEmpty
+        error = problems.isEmpty ? nil : problems.map { "\($0.0): \($0.1)" }.joined(separator: "; ")
+    }
+}

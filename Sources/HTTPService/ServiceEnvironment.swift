@@ -1,0 +1,51 @@
+import Catalog
+import Hummingbird
+import Logging
+import NIOPosix
+import Pipeline
+
+/// What the handlers share: the spool, catalog and library of the configuration, the media
+/// links, the metrics, and the thread pool that blocking work runs on.
+struct ServiceEnvironment: Sendable {
+    /// The configuration served.
+    let configuration: Configuration
+    /// Where uploads go.
+    let spool: Spool
+    /// What the read API reads.
+    let catalog: Catalog
+    /// The counters of `/metrics`.
+    let metrics: ServiceMetrics
+    /// Where blocking work runs.
+    let threadPool: NIOThreadPool
+    let logger: Logger
+
+    /// The catalog's moments and pictures as the command line shows them.
+    var moments: MomentCatalog { MomentCatalog(catalog: catalog) }
+
+    /// Where variant files are fetched.
+    var links: MediaLinks { MediaLinks(mediaBaseURL: configuration.server.mediaBaseURL) }
+
+    /// The largest body taken (`server.max_upload_bytes`).
+    var maxBodyBytes: Int { configuration.server.maxUploadBytes }
+
+    /// Runs blocking work (file writes with fsync, SQLite, directory scans) on the thread pool,
+    /// so that it never holds an event loop or a thread of the concurrency pool.
+    func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await threadPool.runIfActive(body)
+    }
+
+    /// The whole body of a request, refused with 413 past `maxBodyBytes`: at once when its
+    /// Content-Length says so, else as soon as the bytes read pass it.
+    func collectBody(_ request: Request) async throws -> [UInt8] {
+        let limit = maxBodyBytes
+        let declared = request.headers[.contentLength].flatMap { Int($0) }
+        if let declared, declared > limit { throw APIError.tooLarge(limit: limit) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(declared ?? 0)
+        for try await buffer in request.body {
+            guard bytes.count + buffer.readableBytes <= limit else { throw APIError.tooLarge(limit: limit) }
+            bytes.append(contentsOf: buffer.readableBytesView)
+        }
+        return bytes
+    }
+}

@@ -1,0 +1,21 @@
+/// What an upload became, as `GET /v1/uploads/{id}` answers (and `POST` with `queued`).
+struct UploadState: Encodable, Sendable {
+    /// The stages of an upload.
+    enum Status: String, Encodable, Sendable {
+        case queued, processing, done, duplicate, failed
+    }
+
+    var id: String
+    var status: Status
+    var statusUrl: String
+    /// The picture these bytes are (for `done` and `duplicate`).
+    var pictureId: Int64?
+    /// For `duplicate`: the picture first made of these bytes.
+    var duplicateOf: Int64?
+    /// The moment the picture is in, if any.
+    var momentId: Int64?
+    /// Variant name to URL.
+    var variants: [String: String]?
+    /// For `failed`: why, in one line.
+    var reason: String?
+}

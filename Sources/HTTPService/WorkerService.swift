@@ -1,0 +1,29 @@
+import Foundation
+import Logging
+import Pipeline
+import ServiceLifecycle
+
+/// The spool workers as a service of `darkroom serve`: `Worker.run` blocks, so it runs on a
+/// thread of its own; a graceful shutdown (or cancellation) stops it, and the service ends once
+/// the photos in hand are finished.
+struct WorkerService: Service {
+    let worker: Worker
+    let logger: Logger
+
+    func run() async {
+        let worker = worker
+        await withTaskCancellationOrGracefulShutdownHandler {
+            await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
+                let thread = Thread {
+                    _ = worker.run(RunOptions(once: false, progress: false))
+                    finished.resume()
+                }
+                thread.name = "darkroom-spool"
+                thread.start()
+            }
+        } onCancelOrGracefulShutdown: {
+            worker.stop()
+        }
+        logger.info("spool workers stopped")
+    }
+}

@@ -1,0 +1,79 @@
+import ArgumentParser
+import HTTPService
+import Logging
+import Pipeline
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the backend's upload hook and read API over HTTP.",
+        discussion: """
+        Listens on server.host and server.port (loopback by default) and, unless \
+        server.run_workers is false or --no-workers is given, runs the spool workers in the same \
+        process, as `darkroom run` does; without them, `darkroom run` processes beside it do the work.
+
+        POST /v1/uploads takes a photo, as the raw body with its fields in the query string, or \
+        as multipart/form-data with a `file` part and its fields as form fields: author_id, \
+        moment_id, title, visibility, focal_x and focal_y (0 to 1), latitude, longitude, \
+        altitude, taken_at, the keys of a sidecar. Only JPEG and PNG are taken, told by their \
+        bytes (415 otherwise), up to server.max_upload_bytes (413). The photo is written into \
+        spool/incoming/ the safe way and answered 202 at once with an upload id; \
+        GET /v1/uploads/ID tells whether it is queued, processing, done (with its picture, \
+        moment and variant URLs), a duplicate (of which picture) or failed (with the reason).
+
+        The read API: GET /v1/pictures/ID, GET /v1/moments/ID, GET /v1/moments/ID/pictures \
+        (stable order, ?limit= and ?after= for paging), GET /v1/places/around?lat=&long=&rad=; \
+        the backend's declarations: POST /v1/places, POST /v1/moments, PUT /v1/moments/ID/cover \
+        (by the moment's creator). Variant files are served under /v1/media/ with an ETag and \
+        immutable caching, or left to a static server when server.media_base_url is set. \
+        GET /healthz answers while the process runs, GET /healthz/ready when the catalog \
+        answers and the spool is writable (503 otherwise), GET /metrics in the Prometheus text \
+        format. Sources/HTTPService/openapi.json describes every route.
+
+        Every request must carry `Authorization: Bearer TOKEN`, the token of server.token or, \
+        when that is null, of DARKROOM_API_TOKEN; without one, serve refuses to start. Errors \
+        are answered as {"error": "one line"}.
+
+        On SIGTERM or SIGINT it stops accepting connections, answers the requests in flight, \
+        lets the workers finish the photos in hand, and exits 0.
+        """)
+
+    @OptionGroup var options: ConfigOption
+
+    @Flag(help: "Do not run the spool workers in this process (overrides server.run_workers).")
+    var noWorkers = false
+
+    @Option(help: ArgumentHelp("The address to listen on (default: server.host).", valueName: "address"))
+    var host: String?
+
+    @Option(help: ArgumentHelp("The TCP port, 0 for any free one (default: server.port).", valueName: "port"))
+    var port: Int?
+
+    @Option(help: ArgumentHelp("Log lines as human-readable text or as JSON objects.", valueName: "text|json"))
+    var logFormat: LogFormatArgument = .text
+
+    func validate() throws {
+        if let port, !(0...Int(UInt16.max)).contains(port) {
+            throw ValidationError("--port must be from 0 to \(UInt16.max) (got \(port))")
+        }
+    }
+
+    func run() async throws {
+        var configuration = try options.load()
+        if let host { configuration.server.host = host }
+        if let port { configuration.server.port = port }
+        let runWorkers = configuration.server.runWorkers && !noWorkers
+        let format = logFormat.format
+        LoggingSystem.bootstrap { label in ConsoleLogHandler(label: label, format: format) }
+        let logger = Logger(label: "darkroom")
+        let server = try APIServer(configuration: configuration, runWorkers: runWorkers, logger: logger)
+        let fields: Logger.Metadata = [
+            "workers": "\(runWorkers ? configuration.effectiveConcurrency : 0)",
+            "spool": "\(configuration.spoolRoot)", "catalog": "\(configuration.catalogPath)",
+        ]
+        let host = configuration.server.host
+        try await server.run { port in
+            logger.info("darkroom serve", metadata: fields.merging(["address": "http://\(host):\(port)", "port": "\(port)"]) { $1 })
+        }
+        logger.info("darkroom serve stopped")
+    }
+}

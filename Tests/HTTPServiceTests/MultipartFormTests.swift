@@ -1,0 +1,46 @@
+import Testing
+@testable import HTTPService
+
+@Suite("multipart/form-data")
+struct MultipartFormTests {
+    private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    @Test func readsFieldsAndAFileWithBinaryContent() throws {
+        let binary: [UInt8] = [0xFF, 0xD8, 0xFF, 0x0D, 0x0A, 0x2D, 0x2D, 0x00, 0xFF, 0xD9]
+        let body = bytes("preamble\r\n--XyZ\r\nContent-Disposition: form-data; name=\"author_id\"\r\n\r\nalice\r\n")
+            + bytes("--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a b.jpg\"\r\nContent-Type: image/jpeg\r\n\r\n")
+            + binary + bytes("\r\n--XyZ--\r\nepilogue")
+        let form = try MultipartForm(body: body, boundary: "XyZ")
+        #expect(form.parts.count == 2)
+        #expect(form.part(named: "author_id")?.content == bytes("alice"))
+        let file = try #require(form.part(named: "file"))
+        #expect(file.fileName == "a b.jpg")
+        #expect(file.contentType == "image/jpeg")
+        #expect(file.content == binary)
+    }
+
+    @Test func anEmptyPartAndAnEmptyFormAreFine() throws {
+        let form = try MultipartForm(body: bytes("--b\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\n\r\n--b--\r\n"), boundary: "b")
+        #expect(form.parts == [MultipartForm.Part(name: "title", fileName: nil, contentType: nil, content: [])])
+        #expect(try MultipartForm(body: bytes("--b--\r\n"), boundary: "b").parts.isEmpty)
+    }
+
+    @Test func theBoundaryComesFromTheContentType() throws {
+        #expect(try MultipartForm.boundary(contentType: "multipart/form-data; boundary=abc") == "abc")
+        #expect(try MultipartForm.boundary(contentType: "Multipart/Form-Data ; charset=utf-8; Boundary=\"a b\"") == "a b")
+        #expect(try MultipartForm.boundary(contentType: "image/jpeg") == nil)
+        #expect(try MultipartForm.boundary(contentType: nil) == nil)
+        #expect(throws: MultipartForm.Problem.noBoundary) { try MultipartForm.boundary(contentType: "multipart/form-data") }
+        #expect(throws: MultipartForm.Problem.noBoundary) { try MultipartForm.boundary(contentType: "multipart/form-data; boundary=") }
+    }
+
+    @Test(arguments: [
+        ("no boundary at all", "just bytes"),
+        ("a part never closed", "--b\r\nContent-Disposition: form-data; name=\"x\"\r\n\r\nvalue"),
+        ("no blank line", "--b\r\nContent-Disposition: form-data; name=\"x\"\r\n--b--"),
+        ("a part without a name", "--b\r\nContent-Disposition: form-data\r\n\r\nvalue\r\n--b--"),
+    ])
+    func malformedBodiesAreRefusedWithAReason(_ case: (String, String)) {
+        #expect(throws: MultipartForm.Problem.self, "\(`case`.0)") { try MultipartForm(body: bytes(`case`.1), boundary: "b") }
+    }
+}

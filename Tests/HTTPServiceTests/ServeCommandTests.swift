@@ -1,0 +1,96 @@
+import AsyncHTTPClient
+import Foundation
+import Testing
+
+/// The `darkroom serve` binary itself: its refusal without a token, and its shutdown on SIGTERM.
+@Suite("darkroom serve")
+struct ServeCommandTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+
+    /// The built binary: `$DARKROOM_BIN`, else the one beside the test bundle.
+    static var binary: String {
+        if let path = ProcessInfo.processInfo.environment["DARKROOM_BIN"] { return path }
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("darkroom").path
+        return FileManager.default.isExecutableFile(atPath: beside) ? beside : packageRoot + "/.build/debug/darkroom"
+    }
+
+    /// A configuration file over a temporary spool, with the given `server` section.
+    private func workspace(server: String) throws -> (root: String, config: String) {
+        let root = NSTemporaryDirectory() + "darkroom-serve-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let config = root + "/pipeline.json"
+        let text = """
+            {"spool": {"root": "\(root)/spool", "settle_seconds": 0}, "library": {"root": "\(root)/library"},
+             "catalog": {"path": "\(root)/catalog.sqlite"}, "worker": {"concurrency": 1}, "server": \(server)}
+            """
+        _ = FileManager.default.createFile(atPath: config, contents: Data(text.utf8))
+        return (root, config)
+    }
+
+    private func launch(_ arguments: [String], root: String, environment extra: [String: String] = [:]) throws -> (Process, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["DARKROOM_API_TOKEN"] = nil
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        environment.merge(extra) { $1 }
+        process.environment = environment
+        let log = root + "/stderr-" + UUID().uuidString
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: log)
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        return (process, log)
+    }
+
+    @Test func refusesToStartWithoutAToken() throws {
+        let (root, config) = try workspace(server: #"{"port": 0}"#)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let (process, log) = try launch(["serve", "--config", config], root: root)
+        process.waitUntilExit()
+        #expect(process.terminationStatus != 0)
+        let text = try String(contentsOfFile: log, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(text.contains("set server.token in pipeline.json or DARKROOM_API_TOKEN"))
+        #expect(!text.contains("\n"))
+    }
+
+    @Test func answersThenExitsZeroOnSIGTERM() async throws {
+        let (root, config) = try workspace(server: #"{"port": 0}"#)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let (process, log) = try launch(["serve", "--config", config], root: root, environment: ["DARKROOM_API_TOKEN": "s3cret"])
+        var port: Int?
+        for _ in 0..<200 where port == nil {
+            try await Task.sleep(for: .milliseconds(50))
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            port = text.firstMatch(of: #/ port=(\d+)/#).flatMap { Int($0.1) }
+        }
+        let bound = try #require(port, "no port in the log")
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(bound)/healthz")
+        request.headers.add(name: "Authorization", value: "Bearer s3cret")
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        #expect(response.status == .ok)
+        process.terminate()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 0)
+        #expect(try String(contentsOfFile: log, encoding: .utf8).contains("darkroom serve stopped"))
+    }
+
+    @Test func helpReadsLikeAManPage() throws {
+        let (root, _) = try workspace(server: "{}")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = ["serve", "--help"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        for words in ["OVERVIEW:", "POST /v1/uploads", "SIGTERM", "DARKROOM_API_TOKEN", "--no-workers"] {
+            #expect(text.contains(words), "\(words)")
+        }
+    }
+}

@@ -1,0 +1,192 @@
+import AsyncHTTPClient
+import Catalog
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import Pipeline
+import ServiceLifecycle
+import Testing
+@testable import HTTPService
+
+/// A `darkroom serve` in this process on a free loopback port, over its own temporary spool,
+/// library and SQLite catalog: the tests talk to it over real HTTP, with no mock anywhere.
+final class TestService: Sendable {
+    static let token = "test-token-\(UUID().uuidString)"
+
+    let root: String
+    let configuration: Configuration
+    let server: APIServer
+    let port: Int
+    private let group: ServiceGroup
+    private let running: Task<Void, any Error>
+
+    var base: String { "http://127.0.0.1:\(port)" }
+
+    /// Starts a service; `configure` adjusts the configuration first.
+    private init(workers: Bool, configure: (inout Configuration) -> Void) async throws {
+        root = NSTemporaryDirectory() + "darkroom-http-" + UUID().uuidString
+        var configuration = Configuration.defaults
+        configuration.spoolRoot = root + "/spool"
+        configuration.libraryRoot = root + "/library"
+        configuration.catalogPath = root + "/catalog.sqlite"
+        configuration.settleSeconds = 0
+        configuration.scanIntervalSeconds = 0.2
+        configuration.concurrency = 2
+        configuration.retryBaseSeconds = 0.05
+        configuration.server.host = "127.0.0.1"
+        configuration.server.port = 0
+        configuration.server.token = Self.token
+        configure(&configuration)
+        self.configuration = configuration
+        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        server = try APIServer(configuration: configuration, runWorkers: workers, logger: logger, environment: [:])
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        group = server.serviceGroup(signals: []) { port in continuation.yield(port) }
+        let group = group
+        running = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw CancellationError() }
+        self.port = port
+    }
+
+    /// Runs `body` against a fresh service, then stops it (gracefully: the server, then the
+    /// workers) and removes its files.
+    static func with<T>(workers: Bool = true, configure: (inout Configuration) -> Void = { _ in },
+                        _ body: (TestService) async throws -> T) async throws -> T {
+        let service = try await TestService(workers: workers, configure: configure)
+        do {
+            let result = try await body(service)
+            await service.stop()
+            return result
+        } catch {
+            await service.stop()
+            throw error
+        }
+    }
+
+    private func stop() async {
+        await group.triggerGracefulShutdown()
+        _ = await running.result
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    /// The catalog, opened as another process would.
+    func catalog() throws -> Catalog {
+        try Catalog(path: configuration.catalogPath)
+    }
+
+    /// Sends a request; `token` nil sends none.
+    func request(_ method: HTTPMethod, _ path: String, body: [UInt8]? = nil, chunked: Bool = false,
+                 headers: [(String, String)] = [], token: String? = TestService.token,
+                 client: HTTPClient = .shared) async throws -> Answer {
+        var request = HTTPClientRequest(url: base + path)
+        request.method = method
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body { request.body = .bytes(body, length: chunked ? .unknown : .known(Int64(body.count))) }
+        let response = try await client.execute(request, timeout: .seconds(60))
+        let bytes = try await response.body.collect(upTo: 1 << 26)
+        return Answer(status: Int(response.status.code), headers: response.headers, body: Array(bytes.readableBytesView))
+    }
+
+    /// Sends a JSON body.
+    func send(_ method: HTTPMethod, _ path: String, json: String, token: String? = TestService.token) async throws -> Answer {
+        try await request(method, path, body: Array(json.utf8), headers: [("Content-Type", "application/json")], token: token)
+    }
+
+    /// Uploads a photo as the raw body, its fields in the query string.
+    func upload(_ photo: [UInt8], query: String = "", contentType: String = "image/jpeg") async throws -> Answer {
+        try await request(.POST, "/v1/uploads" + (query.isEmpty ? "" : "?" + query), body: photo,
+                          headers: [("Content-Type", contentType)])
+    }
+
+    /// Polls an upload until it leaves `queued` and `processing`.
+    func settled(_ id: String, timeout: Double = 30) async throws -> [String: Any] {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let answer = try await request(.GET, "/v1/uploads/\(id)")
+            let state = try answer.object()
+            let status = state["status"] as? String
+            if status != "queued" && status != "processing" { return state }
+            guard Date() < deadline else {
+                Issue.record("upload \(id) still \(status ?? "?") after \(timeout) s")
+                return state
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// Every regular file under a directory, relative to it.
+    func files(under directory: String) -> [String] {
+        let manager = FileManager.default
+        return (manager.subpaths(atPath: directory) ?? []).filter { relative in
+            (try? manager.attributesOfItem(atPath: directory + "/" + relative))?[.type] as? FileAttributeType == .typeRegular
+        }.sorted()
+    }
+}
+
+/// A response: status, headers and body.
+struct Answer: Sendable {
+    var status: Int
+    var headers: HTTPHeaders
+    var body: [UInt8]
+
+    var text: String { String(decoding: body, as: UTF8.self) }
+
+    /// The body as a JSON object.
+    func object() throws -> [String: Any] {
+        guard let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+            throw AnswerError.notAnObject(text)
+        }
+        return object
+    }
+
+    /// The `error` of an error body.
+    var error: String? { (try? object())?["error"] as? String }
+}
+
+enum AnswerError: Error {
+    case notAnObject(String)
+}
+
+/// Sample photos of the repository.
+enum Samples {
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("samples").path
+
+    static func bytes(_ name: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name)))
+    }
+
+    /// A small JPEG (128×128, 6 KB, no EXIF).
+    static func hopper() throws -> [UInt8] { try bytes("hopper.jpg") }
+
+    /// A small JPEG with GPS (47.354184, 10.191316) and a time (2019-10-03T09:10:11).
+    static func gpsPhoto() throws -> [UInt8] { try bytes("issue-exifr-13.jpg") }
+
+    /// A JPEG made distinct by a comment segment right after its start marker.
+    static func distinct(_ jpeg: [UInt8], _ comment: String) -> [UInt8] {
+        let text = Array(comment.utf8)
+        let length = text.count + 2
+        return Array(jpeg[0..<2]) + [0xFF, 0xFE, UInt8(length >> 8), UInt8(length & 0xFF)] + text + Array(jpeg[2...])
+    }
+}
+
+/// A multipart/form-data body.
+struct Form {
+    let boundary = "darkroom-test-\(UUID().uuidString)"
+    var body: [UInt8] = []
+
+    mutating func field(_ name: String, _ value: String) {
+        body += Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\r\n\(value)\r\n".utf8)
+    }
+
+    mutating func file(_ name: String, fileName: String, contentType: String, _ bytes: [UInt8]) {
+        body += Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"; filename=\"\(fileName)\"\r\nContent-Type: \(contentType)\r\n\r\n".utf8)
+        body += bytes + Array("\r\n".utf8)
+    }
+
+    var closed: [UInt8] { body + Array("--\(boundary)--\r\n".utf8) }
+    var contentType: String { "multipart/form-data; boundary=\(boundary)" }
+}
