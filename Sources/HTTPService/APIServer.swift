@@ -71,7 +71,9 @@ public final class APIServer: Sendable {
             throw .cannotOpen("\(error)")
         }
         environment = ServiceEnvironment(configuration: configuration, spool: spool, catalog: catalog, metrics: ServiceMetrics(),
-                                         threadPool: .singleton, logger: logger)
+                                         threadPool: .singleton,
+                                         uploadWriters: NIOThreadPool(numberOfThreads: configuration.server.uploadThreads),
+                                         logger: logger)
         do {
             dispatcher = configuration.webhooks.urls.isEmpty ? nil
                 : try WebhookDispatcher(settings: configuration.webhooks, catalog: catalog, logger: logger, environment: variables)
@@ -101,7 +103,9 @@ public final class APIServer: Sendable {
             configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "darkroom"),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? settings.port) },
             logger: environment.logger)
-        var services: [any Service] = []
+        // First in the list, so stopped last: after the server has answered its last upload.
+        environment.uploadWriters.start()
+        var services: [any Service] = [ThreadPoolService(pool: environment.uploadWriters)]
         // The dispatcher comes before the workers in this list, so that it stops after them
         // (a group stops its services in reverse order); what it has not delivered by then is
         // delivered at the next start.

@@ -17,6 +17,9 @@ struct ServiceEnvironment: Sendable {
     let metrics: ServiceMetrics
     /// Where blocking work runs.
     let threadPool: NIOThreadPool
+    /// Where uploads are written into the spool (`server.upload_threads`): apart from the
+    /// other blocking work, so that reads never queue behind fsyncs.
+    let uploadWriters: NIOThreadPool
     let logger: Logger
 
     /// The catalog's moments and pictures as the command line shows them.
@@ -32,6 +35,11 @@ struct ServiceEnvironment: Sendable {
     /// so that it never holds an event loop or a thread of the concurrency pool.
     func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await threadPool.runIfActive(body)
+    }
+
+    /// Runs an upload's durable write into the spool on the upload writers.
+    func writing<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await uploadWriters.runIfActive(body)
     }
 
     /// The whole body of a request, refused with 413 past `maxBodyBytes`: at once when its

@@ -23,7 +23,7 @@ struct UploadHandler: Sendable {
         let sidecar = try SidecarFields.json(from: fields)
         let id = UploadID.make()
         let spool = environment.spool
-        let name = try await environment.blocking {
+        let name = try await environment.writing {
             try spool.enqueue(bytes: photo, name: UploadID.spoolName(id, extension: ext), sidecar: sidecar)
         }
         environment.metrics.recordUploadAccepted(bytes: photo.count, seconds: started.secondsElapsed)

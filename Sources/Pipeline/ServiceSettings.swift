@@ -16,10 +16,14 @@ public struct ServerSettings: Sendable, Equatable {
     public var mediaBaseURL: String?
     /// Whether `serve` also runs the spool workers in its own process.
     public var runWorkers: Bool
+    /// Threads that write accepted uploads into the spool: each write waits for the disk
+    /// (fsync), and writes in flight together share the file system's journal commits.
+    public var uploadThreads: Int
 
     /// The defaults, identical to the bundled `pipeline.json`.
     public static let defaults = ServerSettings(
-        host: "127.0.0.1", port: 8470, token: nil, maxUploadBytes: 64 << 20, mediaBaseURL: nil, runWorkers: true)
+        host: "127.0.0.1", port: 8470, token: nil, maxUploadBytes: 64 << 20, mediaBaseURL: nil, runWorkers: true,
+        uploadThreads: 16)
 
     /// The token to require: the configured one, else `DARKROOM_API_TOKEN`; nil when neither is set.
     public func resolvedToken(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {

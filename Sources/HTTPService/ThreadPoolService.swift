@@ -1,0 +1,13 @@
+import NIOPosix
+import ServiceLifecycle
+
+/// A started thread pool as a service: it runs until a graceful shutdown (or cancellation),
+/// then lets the work in hand finish and stops its threads.
+struct ThreadPoolService: Service {
+    let pool: NIOThreadPool
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        try await pool.shutdownGracefully()
+    }
+}
