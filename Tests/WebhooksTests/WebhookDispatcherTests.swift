@@ -18,7 +18,10 @@ struct WebhookDispatcherTests {
         var settings = WebhookSettings.defaults
         settings.urls = urls
         settings.secret = secret
-        settings.timeoutSeconds = 2
+        // Generous: the receiver runs in this test process, whose threads other suites may keep
+        // busy for seconds; an answer that came too late would be sent again and counted twice.
+        // (A dead endpoint here is a closed port, refused at once, so no test waits this long.)
+        settings.timeoutSeconds = 30
         settings.retryBaseSeconds = 0.05
         settings.retryMaxSeconds = 0.2
         settings.pollIntervalSeconds = 0.02
@@ -57,7 +60,7 @@ struct WebhookDispatcherTests {
     }
 
     /// Polls until `condition` holds or `seconds` pass.
-    func eventually(within seconds: Double = 10, _ condition: () throws -> Bool) async rethrows -> Bool {
+    func eventually(within seconds: Double = 60, _ condition: () throws -> Bool) async rethrows -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if try condition() { return true }
