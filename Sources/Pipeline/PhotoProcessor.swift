@@ -98,8 +98,11 @@ struct PhotoProcessor: Sendable {
                 throw ProcessingFailure.permanent("sidecar \(claim.sourceName).json: \(error); fix it, then run `darkroom retry`")
             }
         }
+        // The claimed file is the spool's to consume (it is removed once committed): link it into
+        // the library rather than write its bytes a second time, when the file systems allow.
         let input = PhotoInput(path: claim.path, sourceName: claim.sourceName, jobKey: claim.path, worker: claim.worker,
-                               sidecar: sidecar, sidecarJson: sidecarBytes.map { String(decoding: $0, as: UTF8.self) })
+                               sidecar: sidecar, sidecarJson: sidecarBytes.map { String(decoding: $0, as: UTF8.self) },
+                               linkOriginal: true)
         return try process(input, attempt: attempt, deadline: deadline, startedAt: startedAt)
     }
 
