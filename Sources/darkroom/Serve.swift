@@ -33,6 +33,11 @@ struct Serve: AsyncParsableCommand {
         when that is null, of DARKROOM_API_TOKEN; without one, serve refuses to start. Errors \
         are answered as {"error": "one line"}.
 
+        With webhooks.urls set, it also delivers every event of the catalog's outbox \
+        (picture.added, moment.created, moment.cover_changed, ...) to each URL as a POST signed \
+        with HMAC-SHA256 (header X-Darkroom-Signature, key webhooks.secret or \
+        DARKROOM_WEBHOOK_SECRET), retried with backoff until a 2xx, in order per moment.
+
         On SIGTERM or SIGINT it stops accepting connections, answers the requests in flight, \
         lets the workers finish the photos in hand, and exits 0.
         """)
