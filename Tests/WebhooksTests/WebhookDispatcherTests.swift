@@ -113,9 +113,13 @@ struct WebhookDispatcherTests {
         try await withDispatcher(settings([receiver.url]), catalog) { dispatcher in
             let running = Task { await dispatcher.run() }
             let done = await eventually { receiver.accepted.count == ids.count }
+            // The receiver counts a request before its answer reaches the dispatcher: stop only
+            // once the last answers are recorded, or a cancelled request would stay pending.
+            let recorded = try await eventually { try undelivered(catalog).isEmpty }
             running.cancel()
             await running.value
             #expect(done, "got \(receiver.accepted.map(\.delivery)) of \(ids)")
+            #expect(recorded, "every delivery recorded in the catalog")
         }
         await receiver.stop()
 
