@@ -35,6 +35,8 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .target(name: "Moments"),
+        // A reproducible generator for the property tests and the benchmark's synthetic data.
+        .target(name: "SeededRandom"),
         .target(name: "Catalog", dependencies: [
             "Moments",
             .product(name: "GRDB", package: "GRDB.swift"),
@@ -66,15 +68,15 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "darkroom-bench", dependencies: [
-            "Imaging", "PhotoMetadata", "Moments", "Catalog", "Pipeline",
+            "Imaging", "PhotoMetadata", "Moments", "Catalog", "Pipeline", "SeededRandom",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
         ]),
 
-        .testTarget(name: "ImagingTests", dependencies: ["Imaging"]),
-        .testTarget(name: "PhotoMetadataTests", dependencies: ["PhotoMetadata"]),
-        .testTarget(name: "MomentsTests", dependencies: ["Moments"]),
+        .testTarget(name: "ImagingTests", dependencies: ["Imaging", "SeededRandom"]),
+        .testTarget(name: "PhotoMetadataTests", dependencies: ["PhotoMetadata", "SeededRandom"]),
+        .testTarget(name: "MomentsTests", dependencies: ["Moments", "SeededRandom"]),
         .testTarget(name: "CatalogTests", dependencies: [
-            "Catalog", "Moments",
+            "Catalog", "Moments", "SeededRandom",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline"]),

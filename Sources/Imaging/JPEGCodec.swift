@@ -6,6 +6,20 @@ struct DecodedImage {
     let iccProfile: [UInt8]?
 }
 
+extension DecodedImage {
+    /// What a C decoder handed over: its 8-bit RGB buffer, adopted (no copy), and its ICC
+    /// profile, copied and released with `free`. A missing buffer is an allocation that failed.
+    init(pixels: UnsafeMutablePointer<UInt8>?, width: Int, height: Int,
+         icc: UnsafeMutablePointer<UInt8>?, iccLength: Int, free: (UnsafeMutablePointer<UInt8>) -> Void) throws {
+        guard let pixels else { throw ImagingError.outOfMemory(width: width, height: height) }
+        raster = Raster(width: width, height: height, storage: PixelStorage(adopting: pixels, count: width * height * 3))
+        iccProfile = icc.map { icc in
+            defer { free(icc) }
+            return Array(UnsafeBufferPointer(start: icc, count: iccLength))
+        }
+    }
+}
+
 /// JPEG through the CJPEG shim (libjpeg-turbo); no libjpeg longjmp ever reaches Swift.
 enum JPEGCodec {
     /// libjpeg's J_COLOR_SPACE values, for descriptions.
@@ -33,17 +47,9 @@ enum JPEGCodec {
                 &info, &image, &status)
         }
         try check(code, status: &status, info: info, pixelLimit: pixelLimit)
-        guard let pixels = image.pixels else {
-            throw ImagingError.outOfMemory(width: Int(info.width), height: Int(info.height))
-        }
-        let width = Int(image.width), height = Int(image.height)
-        let raster = Raster(width: width, height: height, storage: PixelStorage(adopting: pixels, count: width * height * 3))
-        var profile: [UInt8]?
-        if let icc = image.icc {
-            profile = Array(UnsafeBufferPointer(start: icc, count: Int(image.icc_length)))
-            dr_jpeg_free(icc)
-        }
-        return (imageInfo(info), DecodedImage(raster: raster, iccProfile: profile))
+        let decoded = try DecodedImage(pixels: image.pixels, width: Int(image.width), height: Int(image.height),
+                                       icc: image.icc, iccLength: Int(image.icc_length), free: { dr_jpeg_free($0) })
+        return (imageInfo(info), decoded)
     }
 
     /// Encodes a raster as a JPEG carrying nothing but the pixels and, when given, the ICC profile.

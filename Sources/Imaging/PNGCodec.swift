@@ -24,17 +24,9 @@ enum PNGCodec {
             dr_png_decode(buffer.baseAddress, buffer.count, UInt64(max(pixelLimit, 0)), background.packed, &info, &image, &status)
         }
         try check(code, status: &status, info: info, pixelLimit: pixelLimit)
-        guard let pixels = image.pixels else {
-            throw ImagingError.outOfMemory(width: Int(info.width), height: Int(info.height))
-        }
-        let width = Int(image.width), height = Int(image.height)
-        let raster = Raster(width: width, height: height, storage: PixelStorage(adopting: pixels, count: width * height * 3))
-        var profile: [UInt8]?
-        if let icc = image.icc {
-            profile = Array(UnsafeBufferPointer(start: icc, count: Int(image.icc_length)))
-            dr_png_free(icc)
-        }
-        return (imageInfo(info), DecodedImage(raster: raster, iccProfile: profile))
+        let decoded = try DecodedImage(pixels: image.pixels, width: Int(image.width), height: Int(image.height),
+                                       icc: image.icc, iccLength: Int(image.icc_length), free: { dr_png_free($0) })
+        return (imageInfo(info), decoded)
     }
 
     private static func check(_ code: Int32, status: inout dr_png_status, info: dr_png_info, pixelLimit: Int) throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Moments
+import SeededRandom
 
 /// A made-up photo library at scale, metadata only: authors living in cities around the world
 /// (one on the 180° meridian), who go on outings (walks of photos close in place and time, now
@@ -61,7 +62,7 @@ struct SyntheticLibrary {
     static let span = 1_609_459_200.0...1_704_067_200.0
 
     static func make(pictures count: Int, authors: Int, seed: UInt64) -> SyntheticLibrary {
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         var pictures: [Picture] = []
         pictures.reserveCapacity(count)
         let home = (0..<authors).map { _ in Int(random.next() % UInt64(cities.count)) }

@@ -95,9 +95,7 @@ struct Import: ParsableCommand {
     func run() throws {
         var configuration = try options.load()
         if let concurrency { configuration.concurrency = concurrency }
-        let format = logFormat.format
-        LoggingSystem.bootstrap { label in ConsoleLogHandler(label: label, format: format) }
-        let logger = Logger(label: "darkroom")
+        let logger = logFormat.bootstrap()
         let importOptions = ImportOptions(folders: folders, author: author, dryRun: dryRun, placement: placement.placement,
                                           retryFailed: retryFailed, progress: progress.style,
                                           progressInterval: progressInterval, verbose: verbose)
@@ -107,15 +105,9 @@ struct Import: ParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
-        let signals = [SIGTERM, SIGINT].map { number -> DispatchSourceSignal in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                logger.notice("stopping: finishing the photos in hand; run the same command again to continue")
-                importer.stop()
-            }
-            source.resume()
-            return source
+        let signals = StopSignals {
+            logger.notice("stopping: finishing the photos in hand; run the same command again to continue")
+            importer.stop()
         }
         logger.info("darkroom import", metadata: [
             "folders": "\(importer.roots.joined(separator: ","))", "mode": "\(dryRun ? "dry-run" : placement.placement.rawValue)",
@@ -123,7 +115,7 @@ struct Import: ParsableCommand {
             "workers": "\(configuration.effectiveConcurrency)",
         ])
         let result = importer.run()
-        signals.forEach { $0.cancel() }
+        signals.cancel()
         print(result.summary())
         if let report {
             do {

@@ -43,29 +43,21 @@ struct Run: ParsableCommand {
     func run() throws {
         var configuration = try options.load()
         if let concurrency { configuration.concurrency = concurrency }
-        let format = logFormat.format
-        LoggingSystem.bootstrap { label in ConsoleLogHandler(label: label, format: format) }
-        let logger = Logger(label: "darkroom")
+        let logger = logFormat.bootstrap()
         let worker: Worker
         do {
             worker = try Worker(configuration: configuration, logger: logger)
         } catch {
             throw ValidationError("cannot open the spool, library or catalog: \(error)")
         }
-        let signals = [SIGTERM, SIGINT].map { number -> DispatchSourceSignal in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { worker.stop() }
-            source.resume()
-            return source
-        }
+        let signals = StopSignals { worker.stop() }
         logger.info("darkroom run", metadata: [
             "spool": "\(configuration.spoolRoot)", "catalog": "\(configuration.catalogPath)",
             "library": "\(configuration.libraryRoot)", "workers": "\(configuration.effectiveConcurrency)",
             "mode": "\(once ? "once" : "daemon")",
         ])
-        let tally = worker.run(RunOptions(once: once, progress: !noProgress && format == .text))
-        signals.forEach { $0.cancel() }
+        let tally = worker.run(RunOptions(once: once, progress: !noProgress && logFormat == .text))
+        signals.cancel()
         if once && tally.failed > 0 { throw ExitCode(1) }
     }
 }
@@ -74,4 +66,32 @@ struct Run: ParsableCommand {
 enum LogFormatArgument: String, ExpressibleByArgument, CaseIterable {
     case text, json
     var format: LogFormat { self == .json ? .json : .text }
+
+    /// Sends every log line to standard error in this format; returns the command's logger.
+    func bootstrap() -> Logger {
+        let format = format
+        LoggingSystem.bootstrap { label in ConsoleLogHandler(label: label, format: format) }
+        return Logger(label: "darkroom")
+    }
+}
+
+/// SIGTERM and SIGINT, routed to `stop` (on a dispatch queue) for as long as this lives
+/// uncancelled: a long command finishes the photos in hand instead of dying mid-photo.
+struct StopSignals {
+    private let sources: [DispatchSourceSignal]
+
+    init(_ stop: @escaping @Sendable () -> Void) {
+        sources = [SIGTERM, SIGINT].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler(handler: stop)
+            source.resume()
+            return source
+        }
+    }
+
+    /// Stops routing the signals (they stay ignored).
+    func cancel() {
+        sources.forEach { $0.cancel() }
+    }
 }

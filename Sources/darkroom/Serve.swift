@@ -67,9 +67,7 @@ struct Serve: AsyncParsableCommand {
         if let host { configuration.server.host = host }
         if let port { configuration.server.port = port }
         let runWorkers = configuration.server.runWorkers && !noWorkers
-        let format = logFormat.format
-        LoggingSystem.bootstrap { label in ConsoleLogHandler(label: label, format: format) }
-        let logger = Logger(label: "darkroom")
+        let logger = logFormat.bootstrap()
         let server = try APIServer(configuration: configuration, runWorkers: runWorkers, logger: logger)
         let fields: Logger.Metadata = [
             "workers": "\(runWorkers ? configuration.effectiveConcurrency : 0)",

@@ -3,26 +3,14 @@ import Foundation
 import GRDB
 import Moments
 import Testing
-
-/// A small deterministic generator, so that a failing case can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import SeededRandom
 
 @Suite("Moments in the SQLite catalog")
 struct CatalogMomentsTests {
     /// Random outings: a few authors, clusters in space and time near the date line and in a
     /// city, photos without place or time, so that merges happen in most orders.
     static func photos(seed: UInt64, count: Int) -> [PictureRecord] {
-        var rng = SeededGenerator(state: seed)
+        var rng = SplitMix64(seed: seed)
         let sites = [(48.8566, 2.3522), (-16.5, 179.9995), (64.1466, -21.9426)]
         let base = 1_700_000_000.0
         return (0..<count).map { i in
@@ -69,7 +57,7 @@ struct CatalogMomentsTests {
     @Test(arguments: [1, 2, 3, 4] as [UInt64])
     func theSamePhotosInAnyOrderMakeTheSameMomentsAndCoversAsARebuild(seed: UInt64) throws {
         let photos = Self.photos(seed: seed, count: 90)
-        var rng = SeededGenerator(state: seed &* 31)
+        var rng = SplitMix64(seed: seed &* 31)
         var results: [Set<[String]>] = []
         for _ in 0..<3 {
             let path = NSTemporaryDirectory() + "darkroom-moments-" + UUID().uuidString + "/catalog.sqlite"

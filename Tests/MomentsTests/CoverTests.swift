@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Moments
+import SeededRandom
 
 @Suite("Covers (MO7)")
 struct CoverTests {
@@ -132,7 +133,7 @@ struct CoverTests {
 
     @Test("The store's digest path chooses the same cover as the pure function", arguments: [CoverPolicy.first, .best])
     func digestAgreesWithPureChoice(_ policy: CoverPolicy) throws {
-        var rng = SeededGenerator(seed: 9)
+        var rng = SplitMix64(seed: 9)
         var world = Self.world(policy)
         try world.declare(Fixture.declared(1, radius: 1_000))
         var pictures: [PhotoFacts] = []

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Moments
+import SeededRandom
 
 @Suite("In-memory store and its indexes")
 struct InMemoryMomentStoreTests {
@@ -8,7 +9,7 @@ struct InMemoryMomentStoreTests {
     /// handful of them, not all (scale: the index, not a timing).
     @Test("Automatic-neighbour queries read a few nearby photos, not the whole catalog")
     func neighbourQueriesAreLocal() throws {
-        var rng = SeededGenerator(seed: 1)
+        var rng = SplitMix64(seed: 1)
         let rules = MomentRules.default
         var store = InMemoryMomentStore(indexedFor: rules)
         let engine = MomentEngine(rules: rules)
@@ -26,7 +27,7 @@ struct InMemoryMomentStoreTests {
 
     @Test("Index answers hold every exact answer (compared with brute force)")
     func indexesAreSupersets() throws {
-        var rng = SeededGenerator(seed: 2)
+        var rng = SplitMix64(seed: 2)
         let rules = MomentRules(graceBefore: 300, graceAfter: 300)
         var world = World(rules: rules)
         var declared: [PlacedMoment] = []

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Moments
+import SeededRandom
 
 /// MO5 as a property: random photo sets, ingested in random orders and random batches (each
 /// batch run by a fresh engine, as separate worker runs would be), always give the same
@@ -24,7 +25,7 @@ struct OrderIndependenceTests {
     /// clusters placed to be bridged by a late photo, photos lacking GPS, time or author, and
     /// public and private declared moments over parts of the clusters.
     static func scenario(seed: UInt64) -> Scenario {
-        var rng = SeededGenerator(seed: seed)
+        var rng = SplitMix64(seed: seed)
         let rules = MomentRules(graceBefore: 600, graceAfter: 600, automaticRadiusMetres: 150, automaticTimeGap: 7200,
                                 coverPolicy: seed % 3 == 0 ? .first : .best, coverMargin: 0.1)
         let sites = [Fixture.origin, Coordinate(latitude: 0.0003, longitude: 179.9995),
@@ -119,7 +120,7 @@ struct OrderIndependenceTests {
         return store
     }
 
-    static func randomBatches(total: Int, using rng: inout SeededGenerator) -> [Int] {
+    static func randomBatches(total: Int, using rng: inout SplitMix64) -> [Int] {
         var sizes: [Int] = []
         var left = total
         while left > 0 {
@@ -137,7 +138,7 @@ struct OrderIndependenceTests {
         let expected = try Self.fromScratch(photos: scenario.photos, declared: scenario.declared, rules: scenario.rules)
         let reference = Snapshot(expected)
         #expect(!reference.automatic.isEmpty)
-        var rng = SeededGenerator(seed: UInt64(seed) &+ 1_000)
+        var rng = SplitMix64(seed: UInt64(seed) &+ 1_000)
         for run in 0..<8 {
             var operations = scenario.operations
             operations.shuffle(using: &rng)
@@ -158,7 +159,7 @@ struct OrderIndependenceTests {
           arguments: 0..<12)
     func removals(seed: Int) throws {
         let scenario = Self.scenario(seed: UInt64(seed) &+ 500)
-        var rng = SeededGenerator(seed: UInt64(seed) &+ 2_000)
+        var rng = SplitMix64(seed: UInt64(seed) &+ 2_000)
         var store = InMemoryMomentStore(indexedFor: scenario.rules)
         try Self.replay(scenario.operations.shuffled(using: &rng), rules: scenario.rules, batches: [], into: &store)
         let removed = Set(scenario.photos.map(\.id).filter { _ in Int.random(in: 0..<3, using: &rng) == 0 })
@@ -172,7 +173,7 @@ struct OrderIndependenceTests {
     @Test("Withdrawing a declared moment gives what the photos give without it", arguments: 0..<8)
     func withdrawals(seed: Int) throws {
         let scenario = Self.scenario(seed: UInt64(seed) &+ 900)
-        var rng = SeededGenerator(seed: UInt64(seed) &+ 3_000)
+        var rng = SplitMix64(seed: UInt64(seed) &+ 3_000)
         var store = InMemoryMomentStore(indexedFor: scenario.rules)
         try Self.replay(scenario.operations.shuffled(using: &rng), rules: scenario.rules, batches: [], into: &store)
         let gone = try #require(scenario.declared.randomElement(using: &rng))
@@ -189,7 +190,7 @@ struct OrderIndependenceTests {
         let right = (0..<4).map { Fixture.photo(Int64($0 + 10), minutes: Double($0), at: Fixture.point(400 + Double($0) * 50)) }
         let bridge = Fixture.photo(99, minutes: 2, at: Fixture.point(275))
         let rules = MomentRules(graceBefore: 0, graceAfter: 0)
-        var rng = SeededGenerator(seed: 42)
+        var rng = SplitMix64(seed: 42)
         for _ in 0..<10 {
             var store = InMemoryMomentStore()
             let order = (left + right + [bridge]).shuffled(using: &rng)

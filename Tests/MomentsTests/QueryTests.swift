@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Moments
+import SeededRandom
 
 @Suite("API queries (MO8)")
 struct QueryTests {
@@ -31,7 +32,7 @@ struct QueryTests {
 
     @Test("Pictures of a moment page in a stable order (time, then key; no time last), whatever the arrival order")
     func paging() throws {
-        var rng = SeededGenerator(seed: 5)
+        var rng = SplitMix64(seed: 5)
         var pictures: [PhotoFacts] = []
         for id in Int64(1)...23 {
             let minutes: Double? = id % 7 == 0 ? nil : Double(Int.random(in: 0...5, using: &rng))

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PhotoMetadata
+import SeededRandom
 
 @Suite("Containers, identity and bad input (IN3, MD4)")
 struct ContainerTests {
@@ -101,15 +102,3 @@ struct ContainerTests {
     }
 }
 
-/// A small deterministic generator, so that the corruption test is the same on every run.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

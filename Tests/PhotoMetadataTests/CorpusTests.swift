@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PhotoMetadata
+import SeededRandom
 
 /// MD5: agreement with an independent reader (ExifTool, in MANIFEST.tsv) on the real photos of
 /// the shared corpus, and no crash on any of its files.

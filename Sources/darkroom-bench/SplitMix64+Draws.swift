@@ -1,21 +1,8 @@
 import Foundation
+import SeededRandom
 
-/// A reproducible random number generator (SplitMix64): the same seed makes the same library.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+/// What the synthetic library draws, on top of the generator's raw bits.
+extension SplitMix64 {
     /// A uniform number in 0..<1.
     mutating func unit() -> Double {
         Double(next() >> 11) / Double(UInt64(1) << 53)
