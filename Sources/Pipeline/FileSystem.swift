@@ -36,29 +36,8 @@ enum FileSystem {
     static func writeDurably(_ bytes: UnsafeRawBufferPointer, to path: String) throws(FileSystemError) {
         let directory = (path as NSString).deletingLastPathComponent
         try makeDirectories(directory)
-        guard let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1) else { return }
-        let temporary = directory + "/" + temporaryPrefix + WorkerIdentity.current.name + "-" + UUID().uuidString
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .current("create", temporary) }
-        var written = 0
-        while written < bytes.count {
-            let n = write(fd, base + written, bytes.count - written)
-            if n < 0 {
-                if errno == EINTR { continue }
-                let error = FileSystemError.current("write", temporary)
-                close(fd)
-                unlink(temporary)
-                throw error
-            }
-            written += n
-        }
-        if fsync(fd) != 0 {
-            let error = FileSystemError.current("fsync", temporary)
-            close(fd)
-            unlink(temporary)
-            throw error
-        }
-        close(fd)
+        let temporary = temporaryPath(in: directory)
+        try writeSynced(bytes, toNew: temporary)
         guard rename(temporary, path) == 0 else {
             let error = FileSystemError.current("rename", path)
             unlink(temporary)
@@ -67,11 +46,54 @@ enum FileSystem {
         try syncDirectory(directory)
     }
 
+    /// A new temporary name in `directory`, one that `sweepTemporaries` knows as this process's.
+    static func temporaryPath(in directory: String) -> String {
+        directory + "/" + temporaryPrefix + WorkerIdentity.current.name + "-" + UUID().uuidString
+    }
+
+    /// Creates `path` (never over an existing file), writes `bytes` and fsyncs it; on failure
+    /// nothing is left at `path`. Its directory entry is not synced: the caller links or renames
+    /// it into view and syncs the directory once.
+    static func writeSynced(_ bytes: UnsafeRawBufferPointer, toNew path: String) throws(FileSystemError) {
+        guard let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1) else { return }
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .current("create", path) }
+        var written = 0
+        while written < bytes.count {
+            let n = write(fd, base + written, bytes.count - written)
+            if n < 0 {
+                if errno == EINTR { continue }
+                let error = FileSystemError.current("write", path)
+                close(fd)
+                unlink(path)
+                throw error
+            }
+            written += n
+        }
+        if fsync(fd) != 0 {
+            let error = FileSystemError.current("fsync", path)
+            close(fd)
+            unlink(path)
+            throw error
+        }
+        close(fd)
+    }
+
     /// Writes a byte array durably (see `writeDurably(_:to:)`).
     static func writeDurably(_ bytes: [UInt8], to path: String) throws(FileSystemError) {
+        try withBuffer(of: bytes) { buffer throws(FileSystemError) in try writeDurably(buffer, to: path) }
+    }
+
+    /// Writes a byte array to a new file and fsyncs it (see `writeSynced(_:toNew:)`).
+    static func writeSynced(_ bytes: [UInt8], toNew path: String) throws(FileSystemError) {
+        try withBuffer(of: bytes) { buffer throws(FileSystemError) in try writeSynced(buffer, toNew: path) }
+    }
+
+    /// Runs `body` on the bytes of `bytes`, keeping its error's type.
+    private static func withBuffer(of bytes: [UInt8], _ body: (UnsafeRawBufferPointer) throws(FileSystemError) -> Void) throws(FileSystemError) {
         let failure: FileSystemError? = bytes.withUnsafeBytes { buffer in
             do throws(FileSystemError) {
-                try writeDurably(buffer, to: path)
+                try body(buffer)
                 return nil
             } catch {
                 return error

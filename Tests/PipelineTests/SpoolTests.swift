@@ -108,6 +108,19 @@ struct SpoolTests {
         #expect(leftovers.isEmpty)
     }
 
+    @Test func enqueueSkipsANameWhoseSidecarAloneIsTaken() throws {
+        let spool = try makeSpool()
+        // A sidecar left by a producer whose photo has not arrived yet: its name is taken.
+        try Data("{\"title\":\"theirs\"}".utf8).write(to: URL(fileURLWithPath: spool.incoming + "/IMG_2.jpg.json"))
+        let name = try spool.enqueue(bytes: Array("mine".utf8), name: "IMG_2.jpg", sidecar: Array("{\"title\":\"mine\"}".utf8))
+        #expect(name == "IMG_2 (2).jpg")
+        #expect(FileManager.default.contents(atPath: spool.incoming + "/IMG_2.jpg.json") == Data("{\"title\":\"theirs\"}".utf8))
+        #expect(FileManager.default.contents(atPath: spool.incoming + "/IMG_2 (2).jpg.json") == Data("{\"title\":\"mine\"}".utf8))
+        #expect(FileManager.default.contents(atPath: spool.incoming + "/IMG_2 (2).jpg") == Data("mine".utf8))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: spool.incoming).filter { $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty)
+    }
+
     @Test func hiddenAndPartialUploadNamesAreMadeSafe() {
         #expect(Spool.safeFileName("../../etc/.passwd.partial") == "passwd")
         #expect(Spool.safeFileName(".") == "upload")
