@@ -14,12 +14,10 @@ struct WorkerService: Service {
         let worker = worker
         await withTaskCancellationOrGracefulShutdownHandler {
             await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
-                let thread = Thread {
-                    _ = worker.run(RunOptions(once: false, progress: false))
+                Thread.named("spool-scanner") {
+                    _ = worker.run(RunOptions(once: false, progress: false, niceness: worker.configuration.server.workerNiceness))
                     finished.resume()
-                }
-                thread.name = "darkroom-spool"
-                thread.start()
+                }.start()
             }
         } onCancelOrGracefulShutdown: {
             worker.stop()

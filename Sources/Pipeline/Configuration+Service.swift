@@ -3,7 +3,7 @@ import Foundation
 extension ConfigurationReader {
     /// The `server` section.
     func serverSettings(_ o: [String: Any]) throws(ConfigurationError) -> ServerSettings {
-        try known(o, "server", ["host", "port", "token", "max_upload_bytes", "media_base_url", "run_workers", "upload_threads"])
+        try known(o, "server", ["host", "port", "token", "max_upload_bytes", "media_base_url", "run_workers", "upload_threads", "worker_niceness"])
         var s = ServerSettings.defaults
         s.host = try string(o, "host", "server.host") ?? s.host
         s.port = try int(o, "port", "server.port", min: 0, max: 65535) ?? s.port
@@ -17,6 +17,7 @@ extension ConfigurationReader {
         }
         s.runWorkers = try bool(o, "run_workers", "server.run_workers") ?? s.runWorkers
         s.uploadThreads = try int(o, "upload_threads", "server.upload_threads", min: 1, max: 256) ?? s.uploadThreads
+        s.workerNiceness = try int(o, "worker_niceness", "server.worker_niceness", min: 0, max: 19) ?? s.workerNiceness
         return s
     }
 

@@ -53,8 +53,7 @@ final class ImportProgress: @unchecked Sendable {
         condition.lock()
         running = true
         condition.unlock()
-        let thread = Thread { [self] in self.loop() }
-        thread.name = "darkroom-import-progress"
+        let thread = Thread.named("import-progress") { [self] in self.loop() }
         self.thread = thread
         thread.start()
     }

@@ -112,9 +112,9 @@ public final class Importer: Sendable {
         progress.start()
         let runId = importId
         let threads = (0..<configuration.effectiveConcurrency).map { index in
-            Thread { [self] in
+            Thread.named("import-\(index)") { [self] in
                 while let item = queue.next() { handle(item, ledger, progress, importId: runId) }
-            }.named("darkroom-import-\(index)")
+            }
         }
         threads.forEach { $0.start() }
         walker.walk { folder in

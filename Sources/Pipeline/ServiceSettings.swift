@@ -19,11 +19,15 @@ public struct ServerSettings: Sendable, Equatable {
     /// Threads that write accepted uploads into the spool: each write waits for the disk
     /// (fsync), and writes in flight together share the file system's journal commits.
     public var uploadThreads: Int
+    /// How much lower than the server's the spool workers' CPU priority is, as a `nice` step
+    /// (0 to 19) for their threads alone: with both cores rendering, the threads that accept
+    /// uploads and answer the API still run at once. 0 leaves the workers at the same priority.
+    public var workerNiceness: Int
 
     /// The defaults, identical to the bundled `pipeline.json`.
     public static let defaults = ServerSettings(
         host: "127.0.0.1", port: 8470, token: nil, maxUploadBytes: 64 << 20, mediaBaseURL: nil, runWorkers: true,
-        uploadThreads: 16)
+        uploadThreads: 16, workerNiceness: 10)
 
     /// The token to require: the configured one, else `DARKROOM_API_TOKEN`; nil when neither is set.
     public func resolvedToken(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {

@@ -1,4 +1,5 @@
 import Catalog
+import CRuntime
 import Foundation
 import Logging
 
@@ -8,10 +9,14 @@ public struct RunOptions: Sendable {
     public var once: Bool
     /// Draw a progress bar on a terminal.
     public var progress: Bool
+    /// The `nice` step by which the processing threads lower their own CPU priority (0: none),
+    /// so that the rest of the process (an HTTP server) runs first.
+    public var niceness: Int
 
-    public init(once: Bool, progress: Bool) {
+    public init(once: Bool, progress: Bool, niceness: Int = 0) {
         self.once = once
         self.progress = progress
+        self.niceness = niceness
     }
 }
 
@@ -55,10 +60,13 @@ public final class Worker: Sendable {
 
         let queue = WorkQueue()
         let threads = (0..<configuration.effectiveConcurrency).map { index in
-            Thread { [self] in self.workLoop(queue) }.named("darkroom-worker-\(index)")
+            Thread.named("worker-\(index)") { [self] in
+                if options.niceness > 0 { self.lowerThreadPriority(by: options.niceness) }
+                self.workLoop(queue)
+            }
         }
         threads.forEach { $0.start() }
-        let renewer = Thread { [self] in self.renewLeases(queue) }.named("darkroom-lease")
+        let renewer = Thread.named("lease-renewer") { [self] in self.renewLeases(queue) }
         renewer.start()
         let watcher = options.once ? nil : SpoolWatcher(directory: spool.incoming, wake: stopSignal)
         var lastRecovery = Date()
@@ -108,6 +116,14 @@ public final class Worker: Sendable {
             case .alreadyDone(let name): logger.info("recovered a committed claim", metadata: ["file": "\(name)"])
             case .requeued(let name): logger.notice("took back the claim of a stopped worker", metadata: ["file": "\(name)"])
             }
+        }
+    }
+
+    /// Lowers the calling thread's CPU priority (Linux gives each thread its own nice value).
+    private func lowerThreadPriority(by niceness: Int) {
+        let refusal = darkroom_lower_thread_priority(Int32(niceness))
+        if refusal != 0 {
+            logger.warning("cannot lower the workers' CPU priority", metadata: ["reason": "\(String(cString: strerror(refusal)))"])
         }
     }
 
@@ -190,8 +206,14 @@ public final class Worker: Sendable {
 }
 
 extension Thread {
-    func named(_ name: String) -> Thread {
-        self.name = name
-        return self
+    /// A thread of Darkroom's, named `name` for Foundation and for the kernel (so `top -H` and
+    /// `/proc` tell the workers from the server's threads); keep names within 15 bytes.
+    public static func named(_ name: String, _ body: @escaping @Sendable () -> Void) -> Thread {
+        let thread = Thread {
+            darkroom_name_thread(name)
+            body()
+        }
+        thread.name = name
+        return thread
     }
 }

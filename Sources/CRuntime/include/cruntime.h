@@ -11,4 +11,16 @@
  */
 int darkroom_keep_large_allocations(size_t mmap_threshold_bytes, size_t trim_threshold_bytes);
 
+/*
+ * Lowers the calling thread's CPU priority by `steps` nice levels (at most to 19), leaving the
+ * process's other threads as they are. Returns 0, or the errno value of the refusal.
+ */
+int darkroom_lower_thread_priority(int steps);
+
+/*
+ * Names the calling thread for the kernel (`top -H`, `ps -L`, /proc/self/task/N/comm); names
+ * longer than 15 bytes are cut.
+ */
+void darkroom_name_thread(const char *name);
+
 #endif
