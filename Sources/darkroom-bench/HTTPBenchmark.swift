@@ -5,9 +5,14 @@ import Foundation
 import Glibc
 #endif
 
-/// `darkroom-bench http`: the real `darkroom serve` with its workers on a temporary spool, fed
-/// distinct ~4 MB photos by concurrent clients: how fast uploads are accepted, how long a POST
-/// takes while the workers are busy rendering, and how long from upload to `done`.
+/// `darkroom-bench http`: the real `darkroom serve` on a temporary spool, fed distinct ~4 MB
+/// photos over loopback. It measures, in order:
+/// 1. the spool's durable writes alone (no HTTP, no workers): the floor of any POST;
+/// 2. a burst posted back to back by the clients to a server without workers (accepting alone);
+/// 3. the same burst to a server whose workers are rendering (the 500 photos);
+/// 4. uploads arriving at random at a few rates while the workers render;
+/// 5. single uploads one at a time while the workers render;
+/// then waits for every upload to be `done` and reports the time from upload to done.
 enum HTTPBenchmark {
     /// The ceiling of the POST latency's 99th percentile while the workers are busy: accepting
     /// an upload must never wait for processing.
@@ -20,10 +25,12 @@ enum HTTPBenchmark {
     static let secondsPerPhoto = 5.0
     /// The JPEG quality of the generated photos: about 4 MB at 12 MP, a phone photo's size.
     static let photoQuality = 97
-    /// Uploads sent one at a time, after the burst, while the workers still work through it.
+    /// Uploads sent one at a time, after the paced rates, while the workers still render.
     static let probes = 20
     /// The pause between two probes.
     static let probeIntervalSeconds = 0.1
+    /// Spool writes by each writer when measuring the disk alone.
+    static let ceilingWritesEach = 8
 
     struct Options {
         var photos = 500
@@ -31,26 +38,47 @@ enum HTTPBenchmark {
         var workers = 2
         /// Distinct 12 MP photos generated; the uploads cycle through them, each made distinct.
         var base = 8
+        /// Photos of the burst to a server without workers; they are then the workers' backlog.
+        var idlePhotos = 200
+        /// Offered rates (uploads per second) of the paced phase, empty for none.
+        var rates: [Int]?
+        /// Seconds each paced rate lasts.
+        var pacedSeconds = 10
+        /// The server's `server.worker_niceness` (its default unless given).
+        var workerNiceness = 10
+
+        /// The paced rates: half, once and twice one upload a second per client unless given.
+        var pacedRates: [Int] { rates ?? [max(1, clients / 2), clients, clients * 2] }
+        /// The rate the target is judged at: one upload a second from each client.
+        var targetRate: Int { clients }
 
         init() {}
 
         init(_ arguments: BenchArguments) throws {
-            try arguments.check(valueFlags: ["--photos", "--clients", "--workers", "--base"])
+            try arguments.check(valueFlags: ["--photos", "--clients", "--workers", "--base", "--idle-photos", "--rates", "--paced-seconds", "--worker-niceness"])
             photos = try arguments.int("--photos", default: photos)
             clients = try arguments.int("--clients", default: clients, in: 1...1024)
             workers = try arguments.int("--workers", default: workers, in: 1...64)
             base = try arguments.int("--base", default: base)
+            idlePhotos = try arguments.int("--idle-photos", default: idlePhotos)
+            if arguments.value("--rates") != nil { rates = try arguments.ints("--rates", default: []) }
+            pacedSeconds = try arguments.int("--paced-seconds", default: pacedSeconds, in: 1...600)
+            workerNiceness = try arguments.int("--worker-niceness", default: workerNiceness, in: 0...19)
         }
     }
 
-    /// One POST as the client saw it.
-    struct Post: Sendable {
-        let index: Int
-        let status: Int
-        let uploadId: String?
-        /// Wall-clock time it was sent (comparable with the catalog's job times).
-        let sentAt: Double
-        let seconds: Double
+    typealias Post = HTTPLoad.Post
+
+    /// Everything measured, for the report.
+    struct Measurements {
+        var ceiling: SpoolWriteCeiling.Figures
+        var alone: [Post]
+        var busy: [Post]
+        var paced: [(rate: Int, posts: [Post])]
+        var probes: [Post]
+        var jobs: [String: JobRecord]
+        var serverStatus: Int32
+        var load: (before: String, after: String)
     }
 
     static func run(_ options: Options) throws -> [Verdict] {
@@ -67,7 +95,7 @@ enum HTTPBenchmark {
 
     static func measure(_ options: Options) async throws -> [Verdict] {
         let darkroom = try PipelineBenchmark.darkroomBinary()
-        print("## http: \(options.photos) uploads of ~4 MB by \(options.clients) concurrent clients to `darkroom serve` with \(options.workers) workers\n")
+        print("## http: uploads of ~4 MB by \(options.clients) concurrent clients to `darkroom serve` with \(options.workers) workers\n")
         let scratch = try Machine.scratchDirectory("http")
         defer { try? FileManager.default.removeItem(at: scratch) }
         let baseDirectory = scratch.appendingPathComponent("base")
@@ -76,48 +104,73 @@ enum HTTPBenchmark {
         let base = try PhotoSet.generate(count: options.base, into: baseDirectory, quality: photoQuality)
         let averageBytes = base.photos.reduce(0) { $0 + $1.count } / max(1, base.photos.count)
         print("  source: \(base.origin); \(Table.size(bytes: Int64(averageBytes))) on average")
-
-        let workspace = try PipelineWorkspace(root: scratch.appendingPathComponent("run"), workers: options.workers,
-                                              extra: ["server": ["host": "127.0.0.1", "port": 0, "run_workers": true]])
-        let server = try start(darkroom, workspace: workspace)
-        defer { if server.isRunning { server.terminate() } }
-        let port = try await listeningPort(workspace.log, server: server)
         let loadBefore = Machine.loadAverage()
 
+        print("The spool's durable writes alone: \(options.clients) writers × \(ceilingWritesEach)…")
+        let ceiling = try SpoolWriteCeiling.measure(directory: scratch.appendingPathComponent("ceiling"), writers: options.clients,
+                                                    writesEach: ceilingWritesEach, photos: base.photos)
+
+        let workspace = try PipelineWorkspace(root: scratch.appendingPathComponent("run"), workers: options.workers,
+                                              extra: ["server": ["host": "127.0.0.1", "port": 0, "run_workers": true, "worker_niceness": options.workerNiceness]])
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: options.clients)
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        let posts: [Post]
-        let probes: [Post]
         do {
-            posts = try await upload(options, photos: base.photos, port: port, client: client)
-            probes = try await probe(options, photos: base.photos, port: port, client: client)
+            let measurements = try await measure(options, darkroom: darkroom, workspace: workspace, photos: base.photos,
+                                                 client: client, ceiling: ceiling, loadBefore: loadBefore)
+            try await client.shutdown()
+            return report(options, measurements)
         } catch {
             try? await client.shutdown()
             throw error
         }
-        try await client.shutdown()
-        let accepted = posts.filter { $0.status == 202 }
-        let firstSent = posts.map(\.sentAt).min() ?? 0
-        let lastAnswered = posts.map { $0.sentAt + $0.seconds }.max() ?? 0
-        print("Uploads answered: \(accepted.count) of \(posts.count) accepted (202) in \(Table.number(lastAnswered - firstSent)) s; waiting for the workers…")
-
-        let jobs = try await waitForJobs(accepted + probes.filter { $0.status == 202 }, workspace: workspace, server: server,
-                                         timeout: Double(options.photos) * secondsPerPhoto)
-        server.terminate()
-        server.waitUntilExit()
-        let loadAfter = Machine.loadAverage()
-        return report(options, posts: posts, probes: probes, jobs: jobs, serverStatus: server.terminationStatus, load: (loadBefore, loadAfter))
     }
 
-    /// Starts `darkroom serve` on the workspace, its log in `darkroom.log`.
-    static func start(_ darkroom: URL, workspace: PipelineWorkspace) throws -> Process {
+    /// The phases with a server: without workers, then with them.
+    static func measure(_ options: Options, darkroom: URL, workspace: PipelineWorkspace, photos: [[UInt8]], client: HTTPClient,
+                        ceiling: SpoolWriteCeiling.Figures, loadBefore: String) async throws -> Measurements {
+        print("\(options.idlePhotos) uploads back to back to `darkroom serve --no-workers`…")
+        let acceptingLog = workspace.root.appendingPathComponent("serve-no-workers.log").path
+        let accepting = try start(darkroom, workspace: workspace, workers: false, log: acceptingLog)
+        defer { if accepting.isRunning { accepting.terminate() } }
+        let alone = try await HTTPLoad(port: try await listeningPort(acceptingLog, server: accepting), token: token, photos: photos, client: client)
+            .burst(count: options.idlePhotos, firstIndex: 0, clients: options.clients)
+        accepting.terminate()
+        accepting.waitUntilExit()
+
+        print("\(options.photos) uploads back to back to `darkroom serve` while its workers render the \(options.idlePhotos) waiting…")
+        let server = try start(darkroom, workspace: workspace, workers: true, log: workspace.log)
+        defer { if server.isRunning { server.terminate() } }
+        let load = HTTPLoad(port: try await listeningPort(workspace.log, server: server), token: token, photos: photos, client: client)
+        var next = options.idlePhotos
+        let busy = try await load.burst(count: options.photos, firstIndex: next, clients: options.clients)
+        next += options.photos
+        var paced: [(rate: Int, posts: [Post])] = []
+        for rate in options.pacedRates {
+            print("Uploads arriving at random, \(rate) a second for \(options.pacedSeconds) s, \(options.clients) clients…")
+            let posts = try await load.paced(rate: Double(rate), seconds: Double(options.pacedSeconds), firstIndex: next, clients: options.clients)
+            next += posts.count
+            paced.append((rate, posts))
+        }
+        print("\(probes) uploads one at a time…")
+        let single = try await load.oneAtATime(count: probes, firstIndex: next, pause: probeIntervalSeconds)
+        let accepted = (alone + busy + paced.flatMap(\.posts) + single).filter { $0.status == 202 }
+        print("Waiting for the workers to finish \(accepted.count) uploads…")
+        let jobs = try await waitForJobs(accepted, workspace: workspace, server: server, timeout: Double(accepted.count) * secondsPerPhoto)
+        server.terminate()
+        server.waitUntilExit()
+        return Measurements(ceiling: ceiling, alone: alone, busy: busy, paced: paced, probes: single, jobs: jobs,
+                            serverStatus: server.terminationStatus, load: (loadBefore, Machine.loadAverage()))
+    }
+
+    /// Starts `darkroom serve` on the workspace, with or without its workers, its log in `log`.
+    static func start(_ darkroom: URL, workspace: PipelineWorkspace, workers: Bool, log: String) throws -> Process {
         let process = Process()
         process.executableURL = darkroom
-        process.arguments = ["serve", "--config", workspace.configuration.path]
+        process.arguments = ["serve", "--config", workspace.configuration.path] + (workers ? [] : ["--no-workers"])
         process.environment = ProcessInfo.processInfo.environment.merging(["DARKROOM_API_TOKEN": token]) { _, new in new }
-        _ = FileManager.default.createFile(atPath: workspace.log, contents: nil)
-        process.standardError = FileHandle(forWritingAtPath: workspace.log)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: log)
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         do {
             try process.run()
@@ -137,53 +190,6 @@ enum HTTPBenchmark {
         }
         let tail = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").suffix(3).joined(separator: " / ")
         throw BenchError("darkroom serve did not start listening within \(Int(startSeconds)) s; its log ends: \(tail)")
-    }
-
-    /// Posts every photo, `options.clients` at a time, each client taking the next index.
-    static func upload(_ options: Options, photos: [[UInt8]], port: Int, client: HTTPClient) async throws -> [Post] {
-        let counter = Counter(limit: options.photos)
-        return try await withThrowingTaskGroup(of: [Post].self) { group in
-            for _ in 0..<options.clients {
-                group.addTask {
-                    var posts: [Post] = []
-                    while let index = await counter.next() {
-                        posts.append(try await post(photos[index % photos.count], index: index, port: port, client: client))
-                    }
-                    return posts
-                }
-            }
-            var all: [Post] = []
-            for try await posts in group { all += posts }
-            return all.sorted { $0.index < $1.index }
-        }
-    }
-
-    /// Posts `probes` more photos one at a time while the workers work through the burst: the
-    /// latency of an upload that does not queue behind other uploads.
-    static func probe(_ options: Options, photos: [[UInt8]], port: Int, client: HTTPClient) async throws -> [Post] {
-        var posts: [Post] = []
-        for number in 0..<probes {
-            let index = options.photos + number
-            posts.append(try await post(photos[index % photos.count], index: index, port: port, client: client))
-            try await Task.sleep(for: .seconds(probeIntervalSeconds))
-        }
-        return posts
-    }
-
-    /// One upload, timed from sending to the whole answer.
-    static func post(_ photo: [UInt8], index: Int, port: Int, client: HTTPClient) async throws -> Post {
-        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/uploads?author_id=bench")
-        request.method = .POST
-        request.headers.add(name: "Authorization", value: "Bearer \(token)")
-        request.headers.add(name: "Content-Type", value: "image/jpeg")
-        request.body = .bytes(PhotoSet.distinct(photo, index: index))
-        let sentAt = Date().timeIntervalSince1970
-        let start = Machine.now()
-        let response = try await client.execute(request, timeout: .seconds(120))
-        let body = try await response.body.collect(upTo: 1 << 20)
-        let seconds = Machine.now() - start
-        let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
-        return Post(index: index, status: Int(response.status.code), uploadId: object?["id"] as? String, sentAt: sentAt, seconds: seconds)
     }
 
     /// The job of every accepted upload, once the workers have finished them all.
@@ -211,57 +217,88 @@ enum HTTPBenchmark {
         return jobs
     }
 
-    static func report(_ options: Options, posts: [Post], probes: [Post], jobs: [String: JobRecord], serverStatus: Int32,
-                       load: (before: String, after: String)) -> [Verdict] {
+    /// A row of the latency table: count, uploads answered per second, median, p99 and max.
+    static func row(_ measure: String, _ milliseconds: [Double], perSecond: Double?) -> [String] {
+        [measure, "\(milliseconds.count)", perSecond.map { Table.number($0) } ?? "—", Table.number(percentile(milliseconds, 0.5)),
+         Table.number(percentile(milliseconds, 0.99)), Table.number(milliseconds.max() ?? 0)]
+    }
+
+    /// Accepted uploads per second over a phase, from its first send to its last answer.
+    static func acceptRate(_ posts: [Post]) -> Double {
         let accepted = posts.filter { $0.status == 202 }
-        let done = accepted.filter { jobs[$0.uploadId ?? ""]?.outcome == .added }
-        let firstSent = posts.map(\.sentAt).min() ?? 0
-        let lastAnswered = posts.map { $0.sentAt + $0.seconds }.max() ?? 0
-        let acceptRate = Double(accepted.count) / max(lastAnswered - firstSent, .leastNonzeroMagnitude)
-        // The workers are busy from the first claim to the last commit.
-        let busyFrom = jobs.values.map(\.startedAt).min() ?? .infinity
-        let busyTo = jobs.values.map(\.finishedAt).max() ?? -.infinity
-        let busy = accepted.filter { $0.sentAt >= busyFrom && $0.sentAt + $0.seconds <= busyTo }.map { $0.seconds * 1000 }
-        let endToEnd = done.compactMap { post in jobs[post.uploadId ?? ""].map { $0.finishedAt - post.sentAt } }
-        let p99 = percentile(busy, 0.99)
-        let alone = probes.filter { $0.status == 202 && $0.sentAt >= busyFrom && $0.sentAt + $0.seconds <= busyTo }.map { $0.seconds * 1000 }
+        let first = posts.map(\.sentAt).min() ?? 0
+        let last = posts.map(\.answeredAt).max() ?? 0
+        return Double(accepted.count) / max(last - first, .leastNonzeroMagnitude)
+    }
+
+    static func report(_ options: Options, _ m: Measurements) -> [Verdict] {
+        let all = m.alone + m.busy + m.paced.flatMap(\.posts) + m.probes
+        let done = all.filter { $0.status == 202 && m.jobs[$0.uploadId ?? ""]?.outcome == .added }
+        // The workers are busy from their first claim to their last commit.
+        let busyFrom = m.jobs.values.map(\.startedAt).min() ?? .infinity
+        let busyTo = m.jobs.values.map(\.finishedAt).max() ?? -.infinity
+        func whileBusy(_ posts: [Post]) -> [Double] {
+            posts.filter { $0.status == 202 && $0.sentAt >= busyFrom && $0.answeredAt <= busyTo }.map(\.milliseconds)
+        }
+        let alone = m.alone.filter { $0.status == 202 }.map(\.milliseconds)
+        let busy = whileBusy(m.busy)
+        let single = whileBusy(m.probes)
+        let endToEnd = m.busy.compactMap { post in m.jobs[post.uploadId ?? ""].map { $0.finishedAt - post.sentAt } }
+        let clients = options.clients
         print("")
-        Table.print(header: ["measure", "count", "median", "p99", "max"], rows: [
-            ["POST /v1/uploads, all (ms)", "\(posts.count)", Table.number(percentile(posts.map { $0.seconds * 1000 }, 0.5)),
-             Table.number(percentile(posts.map { $0.seconds * 1000 }, 0.99)), Table.number((posts.map(\.seconds).max() ?? 0) * 1000)],
-            ["POST /v1/uploads, while the workers were busy (ms)", "\(busy.count)", Table.number(percentile(busy, 0.5)),
-             Table.number(p99), Table.number(busy.max() ?? 0)],
-            ["POST /v1/uploads one at a time after the burst, workers busy (ms)", "\(alone.count)", Table.number(percentile(alone, 0.5)),
-             Table.number(percentile(alone, 0.99)), Table.number(alone.max() ?? 0)],
-            ["upload to done (s)", "\(endToEnd.count)", Table.number(percentile(endToEnd, 0.5), 2),
-             Table.number(percentile(endToEnd, 0.99), 2), Table.number(endToEnd.max() ?? 0, 2)],
-        ])
+        var rows = [
+            [String(format: "spool writes alone, %d writers back to back (no HTTP, no workers)", clients), "\(m.ceiling.count)",
+             Table.number(m.ceiling.writesPerSecond), Table.number(m.ceiling.medianMilliseconds), Table.number(m.ceiling.p99Milliseconds), "—"],
+            row("POST, \(clients) clients back to back, no workers (accepting alone)", alone, perSecond: acceptRate(m.alone)),
+            row("POST, \(clients) clients back to back, workers busy", busy, perSecond: acceptRate(m.busy)),
+        ]
+        for (rate, posts) in m.paced {
+            rows.append(row("POST, \(rate)/s arriving at random, \(clients) clients, workers busy", whileBusy(posts), perSecond: acceptRate(posts)))
+        }
+        rows.append(row("POST one at a time, workers busy", single, perSecond: nil))
+        Table.print(header: ["measure", "count", "per second", "median ms", "p99 ms", "max ms"], rows: rows)
         print("")
-        print("The server is the real binary (`darkroom serve`, \(options.workers) workers in its process) on a temporary spool, library")
-        print("and catalog, listening on loopback; \(options.clients) clients (AsyncHTTPClient, one keep-alive connection each) post the")
-        print("photos as raw bodies, each one of the generated photos plus unique bytes after its end marker (no duplicates).")
-        print("A POST's latency runs from sending the request to its whole answer; \"while busy\" keeps the POSTs sent after the")
-        print("first claim and answered before the last commit: with \(options.clients) clients posting back to back, a POST waits for the")
-        print("uploads ahead of it (latency ≈ clients / uploads accepted per second). The one-at-a-time row is \(HTTPBenchmark.probes) more uploads")
-        print("sent by one client \(Int(probeIntervalSeconds * 1000)) ms apart once the burst is accepted, while the workers still render it.")
-        print("Upload to done runs from sending the POST to the commit of its job")
-        print("in the catalog (jobs.finished_at), which includes the wait in the spool behind the uploads before it.")
-        print(String(format: "Accepted: %d of %d (%.1f uploads/s); done: %d; server exit status on SIGTERM: %d. Load average: %@ before, %@ after.\n",
-                     accepted.count, posts.count, acceptRate, done.count, serverStatus, load.before, load.after))
-        let verdicts = [
-            Verdict(section: "http", measure: "uploads accepted per second, \(options.clients) clients, ~4 MB",
-                    figure: String(format: "%.1f uploads/s", acceptRate), target: "(reported)", passed: nil),
-            Verdict(section: "http", measure: "POST latency while the workers are busy, median / p99",
-                    figure: String(format: "%.1f / %.1f ms", percentile(busy, 0.5), p99),
-                    target: "p99 < \(Int(postP99TargetMilliseconds)) ms", passed: busy.isEmpty ? nil : p99 < postP99TargetMilliseconds),
-            Verdict(section: "http", measure: "POST latency one at a time while the workers are busy, median / p99",
-                    figure: String(format: "%.1f / %.1f ms", percentile(alone, 0.5), percentile(alone, 0.99)),
+        print("| upload to done, the \(options.photos) of the busy burst (s) | \(endToEnd.count) | median \(Table.number(percentile(endToEnd, 0.5), 2)) | p99 \(Table.number(percentile(endToEnd, 0.99), 2)) | max \(Table.number(endToEnd.max() ?? 0, 2)) |")
+        print("")
+        let floor = Double(clients) / max(m.ceiling.writesPerSecond, .leastNonzeroMagnitude) * 1000
+        print("The server is the real binary (`darkroom serve`, \(options.workers) workers in its process at server.worker_niceness")
+        print("\(options.workerNiceness)) on a temporary spool, library and catalog, on loopback; the clients (AsyncHTTPClient, one")
+        print("keep-alive connection each) post each photo as the raw body, one of the generated photos made distinct (no duplicates).")
+        print("A POST's latency runs from when it was due to its whole answer; back to back, each client sends its next as soon")
+        print("as it has an answer; at a rate, uploads are due at random times (a Poisson process, fixed seed) and one due while")
+        print("all \(clients) clients are busy waits for one, which counts. \"Workers busy\" keeps the POSTs sent after the workers'")
+        print("first claim and answered before their last commit. A POST answers once its photo and sidecar are fsynced in the spool,")
+        print("so \(clients) clients back to back cannot see less than \(clients) ÷ the spool's own write rate ≈ \(Table.number(floor)) ms each.")
+        print("Upload to done runs from sending the POST to its job's commit (jobs.finished_at), behind the uploads before it.")
+        print(String(format: "Accepted: %d of %d; done: %d; server exit status on SIGTERM: %d. Load average: %@ before, %@ after.\n",
+                     all.filter { $0.status == 202 }.count, all.count, done.count, m.serverStatus, m.load.before, m.load.after))
+
+        let target = "p99 < \(Int(postP99TargetMilliseconds)) ms"
+        let aloneP99 = percentile(alone, 0.99)
+        let busyP99 = percentile(busy, 0.99)
+        var verdicts = [
+            Verdict(section: "http", measure: "uploads accepted per second, \(clients) clients back to back, workers busy",
+                    figure: String(format: "%.1f uploads/s (spool alone %.1f)", acceptRate(m.busy), m.ceiling.writesPerSecond),
                     target: "(reported)", passed: nil),
-            Verdict(section: "http", measure: "upload to done, median / p99 (\(options.photos) queued at once)",
+            Verdict(section: "http", measure: "POST latency, \(clients) clients back to back: no workers → workers busy, p99",
+                    figure: String(format: "%.1f → %.1f ms (disk floor ≈ %.0f ms)", aloneP99, busyP99, floor),
+                    target: target, passed: busy.isEmpty ? nil : busyP99 < postP99TargetMilliseconds),
+        ]
+        for (rate, posts) in m.paced where rate == options.targetRate {
+            let latencies = whileBusy(posts)
+            verdicts.append(Verdict(section: "http", measure: "POST latency, \(rate)/s arriving at random from \(clients) clients, workers busy, median / p99",
+                                    figure: String(format: "%.1f / %.1f ms", percentile(latencies, 0.5), percentile(latencies, 0.99)),
+                                    target: target, passed: latencies.isEmpty ? nil : percentile(latencies, 0.99) < postP99TargetMilliseconds))
+        }
+        verdicts += [
+            Verdict(section: "http", measure: "POST latency one at a time while the workers are busy, median / p99",
+                    figure: String(format: "%.1f / %.1f ms", percentile(single, 0.5), percentile(single, 0.99)),
+                    target: "(reported)", passed: nil),
+            Verdict(section: "http", measure: "upload to done, median / p99 (\(options.photos) posted back to back behind \(options.idlePhotos))",
                     figure: String(format: "%.1f / %.1f s", percentile(endToEnd, 0.5), percentile(endToEnd, 0.99)),
                     target: "(reported)", passed: nil),
-            Verdict(section: "http", measure: "uploads processed", figure: "\(done.count) of \(posts.count)",
-                    target: "all", passed: done.count == posts.count),
+            Verdict(section: "http", measure: "uploads processed", figure: "\(done.count) of \(all.count)",
+                    target: "all", passed: done.count == all.count),
         ]
         Verdict.printTable(verdicts)
         print("")
@@ -274,20 +311,6 @@ enum HTTPBenchmark {
         let sorted = values.sorted()
         let rank = Int((fraction * Double(sorted.count)).rounded(.up))
         return sorted[min(max(rank, 1), sorted.count) - 1]
-    }
-
-    /// Hands out the indexes of the photos to post, each once.
-    actor Counter {
-        private var next_ = 0
-        let limit: Int
-
-        init(limit: Int) { self.limit = limit }
-
-        func next() -> Int? {
-            guard next_ < limit else { return nil }
-            defer { next_ += 1 }
-            return next_
-        }
     }
 
     /// The result of the asynchronous measurement, handed to the synchronous caller.

@@ -4,7 +4,7 @@
 //   darkroom-bench pipeline [--photos N] [--base K] [--workers W] [--flat-counts A,B] [--no-throughput] [--no-flatness]
 //   darkroom-bench import   [--photos N] [--base K] [--workers W] [--flat-counts A,B] [--no-throughput] [--no-flatness]
 //   darkroom-bench moments  [--pictures N] [--block B] [--authors A] [--seed S] [--dir DIR] [--disk-sample N] [--max-seconds S] [--keep]
-//   darkroom-bench http     [--photos N] [--clients C] [--workers W] [--base K]
+//   darkroom-bench http     [--photos N] [--clients C] [--workers W] [--base K] [--idle-photos N] [--rates R,S] [--paced-seconds S] [--worker-niceness N]
 //   darkroom-bench all      [--quick]
 //
 // Every figure goes to standard output with how it was measured and its target (PASS/MISS).
@@ -19,7 +19,8 @@ let usage = """
                                    [--no-throughput] [--no-flatness]
            darkroom-bench moments  [--pictures N=100000] [--block B=10000] [--authors A=300] [--seed S] [--dir DIR] [--disk-sample N=300]
                                    [--max-seconds S] [--keep]
-           darkroom-bench http     [--photos N=500] [--clients C=16] [--workers W=2] [--base K=8]
+           darkroom-bench http     [--photos N=500] [--clients C=16] [--workers W=2] [--base K=8] [--idle-photos N=200]
+                                   [--rates R,S=C/2,C,2C] [--paced-seconds S=10] [--worker-niceness N=10]
            darkroom-bench all      [--quick]   (every benchmark at its defaults, in under ~30 minutes: the moments ingest
                                                stops early if time runs out; --quick: small sizes, to check the harness)
     """
@@ -50,6 +51,8 @@ func runAll(_ arguments: BenchArguments) throws -> [Verdict] {
         http.photos = 20
         http.clients = 4
         http.base = 2
+        http.idlePhotos = 10
+        http.pacedSeconds = 2
     }
     let start = Machine.now()
     var verdicts: [Verdict] = []
