@@ -12,25 +12,105 @@ struct UploadHandler: Sendable {
 
     /// Takes a photo (the raw body with its fields in the query, or a multipart form with a
     /// `file` part and its fields as form fields), checks it is a JPEG or PNG by its bytes, and
-    /// writes it into the spool the safe way, with the fields as its sidecar. Answers 202 at
-    /// once: processing happens in the workers.
+    /// writes it into the spool the safe way, with the fields as its sidecar. Answers 202 once
+    /// the photo is durable: processing happens in the workers.
     func accept(_ request: Request) async throws -> Response {
         let started = ContinuousClock.now
-        let body = try await environment.collectBody(request)
-        let (photo, fields) = try Self.photoAndFields(request, body: body)
-        guard !photo.isEmpty else { throw APIError.badRequest("the photo is empty (0 bytes); send its bytes as the body or as a `file` form part") }
-        guard let ext = PhotoFormat.fileExtension(of: photo) else { throw APIError.unsupportedMediaType(PhotoFormat.refusal(photo)) }
-        let sidecar = try SidecarFields.json(from: fields)
+        let boundary: String?
+        do {
+            boundary = try MultipartForm.boundary(contentType: request.headers[.contentType])
+        } catch {
+            throw APIError.badRequest(error.description)
+        }
         let id = UploadID.make()
+        let (name, bytes) = if let boundary {
+            try await acceptForm(request, boundary: boundary, id: id)
+        } else {
+            try await acceptStreamed(request, id: id)
+        }
+        environment.metrics.recordUploadAccepted(bytes: bytes, seconds: started.secondsElapsed)
+        environment.logger.info("upload accepted", metadata: ["upload": "\(id)", "file": "\(name)", "bytes": "\(bytes)"])
+        let statusURL = UploadID.statusURL(id)
+        return JSONBody.response(UploadState(id: id, status: .queued, statusUrl: statusURL), status: .accepted,
+                                 headers: [.location: statusURL])
+    }
+
+    /// The bytes written to the spool at a time while a raw body streams in.
+    static let writeChunkBytes = 1 << 20
+    /// How much of the start of a photo tells its format (and, when refused, what it looks like).
+    static let sniffBytes = 512
+
+    /// A raw body, its fields in the query: checked before a byte is read, then written into a
+    /// staged spool file as it arrives (never held whole in memory), told JPEG or PNG by its
+    /// first bytes (415 at once otherwise), and published with its sidecar. Returns the spool
+    /// name and the photo's size.
+    private func acceptStreamed(_ request: Request, id: String) async throws -> (String, Int) {
+        let sidecar = try SidecarFields.json(from: request.uri.queryParameters.map { (name: String($0.key), value: String($0.value)) })
+        let limit = environment.maxBodyBytes
+        if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limit { throw APIError.tooLarge(limit: limit) }
+        let spool = environment.spool
+        let staged = try await environment.writing { try spool.stage() }
+        do {
+            var head: [UInt8] = []
+            var fileExtension: String?
+            var pending = ByteBuffer()
+            var total = 0
+            for try await buffer in request.body {
+                total += buffer.readableBytes
+                guard total <= limit else { throw APIError.tooLarge(limit: limit) }
+                if fileExtension == nil {
+                    head += buffer.readableBytesView.prefix(Self.sniffBytes - head.count)
+                    if head.count == Self.sniffBytes { fileExtension = try Self.fileExtension(head) }
+                }
+                pending.writeImmutableBuffer(buffer)
+                if pending.readableBytes >= Self.writeChunkBytes {
+                    let chunk = pending
+                    pending = ByteBuffer()
+                    try await environment.writing { try chunk.withUnsafeReadableBytes { try staged.append($0) } }
+                }
+            }
+            let ext = try fileExtension ?? Self.fileExtension(head)
+            let last = pending
+            let name = try await environment.writing {
+                try last.withUnsafeReadableBytes { try staged.append($0) }
+                return try staged.publish(name: UploadID.spoolName(id, extension: ext), sidecar: sidecar)
+            }
+            return (name, total)
+        } catch {
+            staged.discard()
+            throw error
+        }
+    }
+
+    /// A multipart form: read whole (to find its parts), then written into the spool.
+    private func acceptForm(_ request: Request, boundary: String, id: String) async throws -> (String, Int) {
+        let body = try await environment.collectBody(request)
+        let form: MultipartForm
+        do {
+            form = try MultipartForm(body: body, boundary: boundary)
+        } catch {
+            throw APIError.badRequest(error.description)
+        }
+        guard let file = form.part(named: Self.filePart) else {
+            throw APIError.badRequest("the form has no `\(Self.filePart)` part; send the photo in a part named \(Self.filePart)")
+        }
+        let fields = form.parts.filter { $0.name != Self.filePart }.map { (name: $0.name, value: String(decoding: $0.content, as: UTF8.self)) }
+        let sidecar = try SidecarFields.json(from: fields)
+        let photo = file.content
+        let ext = try Self.fileExtension(photo)
         let spool = environment.spool
         let name = try await environment.writing {
             try spool.enqueue(bytes: photo, name: UploadID.spoolName(id, extension: ext), sidecar: sidecar)
         }
-        environment.metrics.recordUploadAccepted(bytes: photo.count, seconds: started.secondsElapsed)
-        environment.logger.info("upload accepted", metadata: ["upload": "\(id)", "file": "\(name)", "bytes": "\(photo.count)"])
-        let statusURL = UploadID.statusURL(id)
-        return JSONBody.response(UploadState(id: id, status: .queued, statusUrl: statusURL), status: .accepted,
-                                 headers: [.location: statusURL])
+        return (name, photo.count)
+    }
+
+    /// The spool extension of a photo told by its first bytes: 400 when there are none, 415
+    /// when they are neither JPEG nor PNG.
+    private static func fileExtension(_ head: [UInt8]) throws -> String {
+        guard !head.isEmpty else { throw APIError.badRequest("the photo is empty (0 bytes); send its bytes as the body or as a `file` form part") }
+        guard let ext = PhotoFormat.fileExtension(of: head) else { throw APIError.unsupportedMediaType(PhotoFormat.refusal(head)) }
+        return ext
     }
 
     /// Where the upload `id` is: queued, processing, done, duplicate or failed; 404 when no
@@ -79,31 +159,5 @@ struct UploadHandler: Sendable {
             }
             return state
         }
-    }
-
-    /// The photo and its fields: a multipart form's `file` part and other parts, or the raw body
-    /// and the query string.
-    private static func photoAndFields(_ request: Request, body: [UInt8]) throws -> ([UInt8], [(name: String, value: String)]) {
-        let boundary: String?
-        do {
-            boundary = try MultipartForm.boundary(contentType: request.headers[.contentType])
-        } catch {
-            throw APIError.badRequest(error.description)
-        }
-        guard let boundary else {
-            let fields = request.uri.queryParameters.map { (name: String($0.key), value: String($0.value)) }
-            return (body, fields)
-        }
-        let form: MultipartForm
-        do {
-            form = try MultipartForm(body: body, boundary: boundary)
-        } catch {
-            throw APIError.badRequest(error.description)
-        }
-        guard let file = form.part(named: filePart) else {
-            throw APIError.badRequest("the form has no `\(filePart)` part; send the photo in a part named \(filePart)")
-        }
-        let fields = form.parts.filter { $0.name != filePart }.map { (name: $0.name, value: String(decoding: $0.content, as: UTF8.self)) }
-        return (file.content, fields)
     }
 }

@@ -55,28 +55,31 @@ enum FileSystem {
     /// nothing is left at `path`. Its directory entry is not synced: the caller links or renames
     /// it into view and syncs the directory once.
     static func writeSynced(_ bytes: UnsafeRawBufferPointer, toNew path: String) throws(FileSystemError) {
-        guard let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1) else { return }
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .current("create", path) }
-        var written = 0
-        while written < bytes.count {
-            let n = write(fd, base + written, bytes.count - written)
-            if n < 0 {
-                if errno == EINTR { continue }
-                let error = FileSystemError.current("write", path)
-                close(fd)
-                unlink(path)
-                throw error
-            }
-            written += n
-        }
-        if fsync(fd) != 0 {
-            let error = FileSystemError.current("fsync", path)
+        do throws(FileSystemError) {
+            try writeAll(bytes, to: fd, path: path)
+            guard fsync(fd) == 0 else { throw FileSystemError.current("fsync", path) }
+        } catch {
             close(fd)
             unlink(path)
             throw error
         }
         close(fd)
+    }
+
+    /// Writes every byte of `bytes` at the file offset of `fd` (the file at `path`).
+    static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32, path: String) throws(FileSystemError) {
+        guard let base = bytes.baseAddress else { return }
+        var written = 0
+        while written < bytes.count {
+            let n = write(fd, base + written, bytes.count - written)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .current("write", path)
+            }
+            written += n
+        }
     }
 
     /// Writes a byte array durably (see `writeDurably(_:to:)`).
@@ -90,7 +93,7 @@ enum FileSystem {
     }
 
     /// Runs `body` on the bytes of `bytes`, keeping its error's type.
-    private static func withBuffer(of bytes: [UInt8], _ body: (UnsafeRawBufferPointer) throws(FileSystemError) -> Void) throws(FileSystemError) {
+    static func withBuffer(of bytes: [UInt8], _ body: (UnsafeRawBufferPointer) throws(FileSystemError) -> Void) throws(FileSystemError) {
         let failure: FileSystemError? = bytes.withUnsafeBytes { buffer in
             do throws(FileSystemError) {
                 try body(buffer)

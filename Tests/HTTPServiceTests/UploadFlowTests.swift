@@ -73,6 +73,31 @@ struct UploadFlowTests {
         }
     }
 
+    /// A raw body is written into the spool as it arrives, a megabyte at a time: what lands in
+    /// `incoming/` is the body byte for byte, with its sidecar, and no temporary file remains.
+    @Test func aLargeRawUploadLandsInTheSpoolByteForByte() async throws {
+        try await TestService.with(workers: false) { service in
+            let photo = try Samples.hopper()
+            // Five megabytes after the end marker, in a pattern that shows any reordering.
+            let tail = (0..<(5 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ ($0 >> 16)) }
+            for chunked in [false, true] {
+                let body = Samples.distinct(photo, "large \(chunked)") + tail
+                let answer = try await service.request(.POST, "/v1/uploads?author_id=u-large&title=Large", body: body, chunked: chunked,
+                                                       headers: [("Content-Type", "image/jpeg")])
+                #expect(answer.status == 202, "\(answer.text)")
+                let id = try #require(try answer.object()["id"] as? String)
+                let incoming = service.configuration.spoolRoot + "/incoming/"
+                #expect(FileManager.default.contents(atPath: incoming + "\(id).jpg") == Data(body), "chunked: \(chunked)")
+                let sidecar = try #require(FileManager.default.contents(atPath: incoming + "\(id).jpg.json"))
+                let fields = try #require(try JSONSerialization.jsonObject(with: sidecar) as? [String: Any])
+                #expect(fields["author_id"] as? String == "u-large")
+                #expect(fields["title"] as? String == "Large")
+            }
+            #expect(service.files(under: service.configuration.spoolRoot + "/incoming").allSatisfy { !$0.hasPrefix(".") })
+            #expect(service.files(under: service.configuration.spoolRoot + "/incoming").count == 4)
+        }
+    }
+
     @Test func picturesOfAMomentComeInAStableOrderPageByPage() async throws {
         try await TestService.with { service in
             _ = try await service.send(.POST, "/v1/places", json: #"{"id": 3, "lat": 48.8566, "long": 2.3522, "rad": 200}"#)

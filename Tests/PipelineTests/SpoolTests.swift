@@ -121,6 +121,26 @@ struct SpoolTests {
         #expect(leftovers.isEmpty)
     }
 
+    @Test func aStagedPhotoIsInvisibleUntilPublishedAndDiscardingLeavesNothing() throws {
+        let spool = try makeSpool()
+        let staged = try spool.stage()
+        try staged.append(Array("first half, ".utf8))
+        try staged.append(Array("second half".utf8))
+        #expect(staged.byteCount == 23)
+        #expect(spool.scan().ready.isEmpty)
+        let name = try staged.publish(name: "upload.jpg", sidecar: nil)
+        #expect(name == "upload.jpg")
+        #expect(FileManager.default.contents(atPath: spool.incoming + "/upload.jpg") == Data("first half, second half".utf8))
+        #expect(spool.scan().ready == ["upload.jpg"])
+
+        let dropped = try spool.stage()
+        try dropped.append(Array("never published".utf8))
+        dropped.discard()
+        #expect(throws: FileSystemError.self) { try dropped.publish(name: "dropped.jpg", sidecar: nil) }
+        let names = try FileManager.default.contentsOfDirectory(atPath: spool.incoming)
+        #expect(names == ["upload.jpg"])
+    }
+
     @Test func hiddenAndPartialUploadNamesAreMadeSafe() {
         #expect(Spool.safeFileName("../../etc/.passwd.partial") == "passwd")
         #expect(Spool.safeFileName(".") == "upload")
