@@ -73,13 +73,14 @@ struct UploadFlowTests {
         }
     }
 
-    /// A raw body is written into the spool as it arrives, a megabyte at a time: what lands in
-    /// `incoming/` is the body byte for byte, with its sidecar, and no temporary file remains.
+    /// A raw body is written into the spool as it arrives, in pieces of at most
+    /// `writeChunkBytes`: what lands in `incoming/` is the body byte for byte, with its sidecar,
+    /// and no temporary file remains.
     @Test func aLargeRawUploadLandsInTheSpoolByteForByte() async throws {
         try await TestService.with(workers: false) { service in
             let photo = try Samples.hopper()
-            // Five megabytes after the end marker, in a pattern that shows any reordering.
-            let tail = (0..<(5 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ ($0 >> 16)) }
+            // Two and a half pieces after the end marker, in a pattern that shows any reordering.
+            let tail = (0..<(UploadHandler.writeChunkBytes * 5 / 2)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ ($0 >> 16)) }
             for chunked in [false, true] {
                 let body = Samples.distinct(photo, "large \(chunked)") + tail
                 let answer = try await service.request(.POST, "/v1/uploads?author_id=u-large&title=Large", body: body, chunked: chunked,
