@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include "cruntime.h"
 #include <malloc.h>
 
@@ -27,4 +28,10 @@ int darkroom_lower_thread_priority(int steps) {
 void darkroom_name_thread(const char *name) {
     /* The kernel keeps 15 bytes of it (and cuts the rest). */
     prctl(PR_SET_NAME, name, 0, 0, 0);
+}
+
+#include <fcntl.h>
+
+int darkroom_start_writeback(int fd) {
+    return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE) == 0 ? 0 : errno;
 }

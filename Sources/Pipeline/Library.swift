@@ -1,3 +1,4 @@
+import CRuntime
 import Foundation
 
 /// The content-addressed store of originals and variants (WK5).
@@ -45,6 +46,46 @@ public struct Library: Sendable {
         let path = absolute(relative)
         if let existing = FileSystem.status(path), existing.size == Int64(bytes.count) { return }
         try FileSystem.writeDurably(bytes, to: path)
+    }
+
+    /// Stores several files at once, durably, as `store` does each: every one is written under
+    /// a temporary name and its writeback started, then each is fsynced, renamed into place,
+    /// and each directory synced. Written together, they share the journal commits that one
+    /// by one would each cost (four variants: about two commits instead of eight), which leaves
+    /// the disk to the spool's uploads sooner.
+    public func store(_ files: [(bytes: [UInt8], relative: String)]) throws(FileSystemError) {
+        var staged: [(temporary: String, path: String, fd: Int32)] = []
+        defer {
+            for file in staged {
+                if file.fd >= 0 { close(file.fd) }
+                unlink(file.temporary)
+            }
+        }
+        for file in files {
+            let path = absolute(file.relative)
+            if let existing = FileSystem.status(path), existing.size == Int64(file.bytes.count) { continue }
+            let directory = (path as NSString).deletingLastPathComponent
+            try FileSystem.makeDirectories(directory)
+            let temporary = FileSystem.temporaryPath(in: directory)
+            let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { throw .current("create", temporary) }
+            staged.append((temporary, path, fd))
+            try FileSystem.withBuffer(of: file.bytes) { buffer throws(FileSystemError) in try FileSystem.writeAll(buffer, to: fd, path: temporary) }
+            _ = darkroom_start_writeback(fd)
+        }
+        for index in staged.indices {
+            guard fsync(staged[index].fd) == 0 else { throw .current("fsync", staged[index].temporary) }
+            close(staged[index].fd)
+            staged[index].fd = -1
+        }
+        var directories: [String] = []
+        for file in staged {
+            guard rename(file.temporary, file.path) == 0 else { throw .current("rename", file.path) }
+            let directory = (file.path as NSString).deletingLastPathComponent
+            if !directories.contains(directory) { directories.append(directory) }
+        }
+        staged.removeAll()
+        for directory in directories { try FileSystem.syncDirectory(directory) }
     }
 
     /// Stores an original, and its backup copy when a backup directory is configured.

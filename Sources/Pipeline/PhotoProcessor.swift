@@ -143,12 +143,11 @@ struct PhotoProcessor: Sendable {
         let originalPath = input.linkOriginal
             ? try library.linkOriginal(from: input.path, bytes: bytes, sha256: metadata.sha256, extension: ext)
             : try library.storeOriginal(bytes, sha256: metadata.sha256, extension: ext)
-        var variants: [VariantRecord] = []
-        for variant in rendered.variants {
-            let path = Library.variantPath(sha256: metadata.sha256, variant: variant.name, extension: "jpg")
-            try library.store(variant.bytes, at: path)
-            variants.append(VariantRecord(pictureId: 0, name: variant.name, path: path, width: variant.width,
-                                          height: variant.height, bytes: Int64(variant.bytes.count), format: variant.format.rawValue))
+        let paths = rendered.variants.map { Library.variantPath(sha256: metadata.sha256, variant: $0.name, extension: "jpg") }
+        try library.store(zip(rendered.variants, paths).map { (bytes: $0.bytes, relative: $1) })
+        let variants = zip(rendered.variants, paths).map { variant, path in
+            VariantRecord(pictureId: 0, name: variant.name, path: path, width: variant.width,
+                          height: variant.height, bytes: Int64(variant.bytes.count), format: variant.format.rawValue)
         }
         try checkDeadline(deadline)
 

@@ -18,6 +18,36 @@ struct LibraryTests {
         #expect(try library.storeOriginal(bytes, sha256: sha, extension: "jpg") == relative)
     }
 
+    @Test func severalFilesAreStoredTogetherByteForByteAndOneInPlaceIsKept() throws {
+        let library = try Library(root: space.path + "/library", backupRoot: nil)
+        let sha = String(repeating: "cd", count: 32)
+        let files = ["thumb", "preview", "mobile", "feed"].enumerated().map { index, name in
+            (bytes: (0..<(1000 * (index + 1))).map { UInt8(truncatingIfNeeded: $0 &* (index + 3)) },
+             relative: Library.variantPath(sha256: sha, variant: name, extension: "jpg"))
+        }
+        // One of them is already there (a retry): it is kept, not written again.
+        try library.store(files[1].bytes, at: files[1].relative)
+        let before = try #require(FileSystem.status(library.absolute(files[1].relative)))
+        try library.store(files)
+        for file in files { #expect(try FileSystem.read(library.absolute(file.relative)) == file.bytes, "\(file.relative)") }
+        #expect(FileSystem.status(library.absolute(files[1].relative))?.changed == before.changed)
+        let temporaries = (FileManager.default.subpaths(atPath: library.root) ?? []).filter { ($0 as NSString).lastPathComponent.hasPrefix(".") }
+        #expect(temporaries.isEmpty)
+    }
+
+    @Test func aFailedStoreOfSeveralFilesLeavesNoTemporaryFile() throws {
+        let library = try Library(root: space.path + "/library", backupRoot: nil)
+        // A file where the second one's directory must go: its directory cannot be made.
+        try FileSystem.makeDirectories(library.root + "/variants")
+        _ = FileManager.default.createFile(atPath: library.root + "/variants/preview", contents: Data("in the way".utf8))
+        let sha = String(repeating: "ef", count: 32)
+        let files = [(bytes: [UInt8](repeating: 1, count: 100), relative: Library.variantPath(sha256: sha, variant: "thumb", extension: "jpg")),
+                     (bytes: [UInt8](repeating: 2, count: 100), relative: Library.variantPath(sha256: sha, variant: "preview", extension: "jpg"))]
+        #expect(throws: FileSystemError.self) { try library.store(files) }
+        let left = (FileManager.default.subpaths(atPath: library.root) ?? []).filter { ($0 as NSString).lastPathComponent.hasPrefix(".") || $0.hasSuffix(".jpg") }
+        #expect(left.isEmpty, "\(left)")
+    }
+
     @Test func variantPathsAreRelativeAndPerVariant() {
         #expect(Library.variantPath(sha256: "0123456789", variant: "thumb", extension: "jpg") == "variants/thumb/01/23/0123456789.jpg")
     }

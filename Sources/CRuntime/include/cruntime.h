@@ -23,4 +23,11 @@ int darkroom_lower_thread_priority(int steps);
  */
 void darkroom_name_thread(const char *name);
 
+/*
+ * Starts writing a file's dirty pages to the disk without waiting (sync_file_range): files
+ * started together and then fsynced one after another share the file system's journal commits.
+ * Returns 0, or the errno value (the fsync that follows still makes the file durable).
+ */
+int darkroom_start_writeback(int fd);
+
 #endif
