@@ -64,7 +64,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ], exclude: ["openapi.json"]),
         .executableTarget(name: "darkroom", dependencies: [
-            "Pipeline", "HTTPService",
+            "Pipeline", "Catalog", "HTTPService", "Webhooks",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "darkroom-bench", dependencies: [

@@ -18,6 +18,11 @@ struct Run: ParsableCommand {
         Several `darkroom run` processes may share one spool and catalog: each photo is claimed by \
         exactly one of them, and the claims of a process that died are taken back after \
         spool.lease_seconds. One log line per photo goes to standard error.
+
+        With webhooks.urls set, the catalog's outbox events are delivered as `darkroom serve` \
+        delivers them (signed, retried, in order per moment); with --once, one last pass sends \
+        what the run produced before it exits, and what an endpoint did not take stays pending \
+        for the next run or `serve`.
         """)
 
     @OptionGroup var options: ConfigOption
@@ -50,6 +55,8 @@ struct Run: ParsableCommand {
         } catch {
             throw ValidationError("cannot open the spool, library or catalog: \(error)")
         }
+        // A missing secret is one line ("Error: webhooks.urls lists ..."), before any photo is taken.
+        let webhooks = try RunWebhooks.start(configuration, catalog: worker.catalog, logger: logger)
         let signals = StopSignals { worker.stop() }
         logger.info("darkroom run", metadata: [
             "spool": "\(configuration.spoolRoot)", "catalog": "\(configuration.catalogPath)",
@@ -58,6 +65,7 @@ struct Run: ParsableCommand {
         ])
         let tally = worker.run(RunOptions(once: once, progress: !noProgress && logFormat == .text))
         signals.cancel()
+        webhooks?.finish(lastPass: once)
         if once && tally.failed > 0 { throw ExitCode(1) }
     }
 }
