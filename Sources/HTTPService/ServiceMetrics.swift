@@ -19,6 +19,8 @@ public final class ServiceMetrics: Sendable {
     static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
     private let state = Mutex(State())
+    /// The catalog's jobs, counted as they are added rather than whole at every scrape.
+    private let jobTally = JobTally(durationBoundsMs: ServiceMetrics.photoBuckets.map { $0 * 1000 })
 
     /// Metrics with every count at zero.
     public init() {}
@@ -74,7 +76,7 @@ public final class ServiceMetrics: Sendable {
         let jobs: JobFigures
         let webhooks: WebhookStatistics
         do {
-            jobs = try catalog.jobFigures(durationBoundsMs: Self.photoBuckets.map { $0 * 1000 })
+            jobs = try jobTally.figures(of: catalog)
             webhooks = try WebhookDispatcher.statistics(catalog: catalog)
         } catch {
             out.family("darkroom_catalog_up", .gauge, "Whether the catalog could be read for these metrics.")

@@ -22,6 +22,39 @@ struct CatalogTests {
         VariantRecord(pictureId: 0, name: name, path: "variants/\(name)/x.jpg", width: 10, height: 10, bytes: 5, format: "jpeg")
     }
 
+    @Test func aJobTallyCountsOnlyWhatWasAddedAndAgreesWithAWholeCount() throws {
+        let catalog = try Catalog(path: path)
+        let bounds: [Double] = [500, 1500]
+        func failure(_ name: String, _ reason: String, ms: Double) -> JobRecord {
+            var failed = job(name)
+            failed.outcome = .failed
+            failed.error = reason
+            failed.durationMs = ms
+            return failed
+        }
+        let tally = JobTally(durationBoundsMs: bounds)
+        #expect(try tally.figures(of: catalog) == catalog.jobFigures(durationBoundsMs: bounds))
+        try catalog.recordFailure(failure("a.jpg", "not a JPEG or PNG", ms: 200))
+        try catalog.recordFailure(failure("b.jpg", "took longer than 120 s", ms: 1000))
+        _ = try catalog.commitPicture(picture("aa"), variants: [], job: job("c.jpg"))
+        let first = try tally.figures(of: catalog)
+        #expect(first == (try catalog.jobFigures(durationBoundsMs: bounds)))
+        #expect(first.count == 3 && first.outcomes[.failed] == 2 && first.outcomes[.added] == 1)
+        #expect(first.failureReasons == ["not a JPEG or PNG": 1, "took longer than 120 s": 1])
+
+        // Another process adds jobs to the same catalog; the tally reads those alone.
+        let other = try Catalog(path: path)
+        try other.recordFailure(failure("d.jpg", "not a JPEG or PNG", ms: 2000))
+        _ = try other.commitPicture(picture("bb"), variants: [], job: job("e.jpg"))
+        let second = try tally.figures(of: catalog)
+        #expect(second == (try catalog.jobFigures(durationBoundsMs: bounds)))
+        #expect(second.count == 5 && second.failureReasons["not a JPEG or PNG"] == 2)
+        let lastId = try catalog.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM jobs") } ?? 0
+        let nothingNew = try catalog.read { db in try JobRecord.figures(durationBoundsMs: bounds, afterId: lastId, in: db) }
+        #expect(nothingNew.figures.count == 0 && nothingNew.lastId == lastId)
+        #expect(try tally.figures(of: catalog) == second)
+    }
+
     @Test func aNewCatalogIsAWALFileWithEveryTable() throws {
         let catalog = try Catalog(path: path)
         let mode = try catalog.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
