@@ -74,7 +74,8 @@ extension Catalog {
 
 /// The job figures of a catalog kept up to date by reading only the jobs added since the last
 /// look (for `/metrics`, scraped every few seconds: a catalog of a million jobs took about 2.5 s
-/// to count whole, sqlite3 on this machine). Counts the jobs of every process sharing the catalog.
+/// to count whole, the same queries timed from Python's sqlite3 here). Counts the jobs of every
+/// process sharing the catalog; one tally serves one catalog.
 public final class JobTally: Sendable {
     private let boundsMs: [Double]
     private let state: Mutex<(figures: JobFigures, lastId: Int64)>
