@@ -92,10 +92,16 @@ struct ImportResumeTests {
                 // Ctrl-C: the photos in hand finish and are journaled; the run says it was interrupted.
                 kill(launched.process.processIdentifier, SIGINT)
                 launched.process.waitUntilExit()
-                #expect([0, 1, 2].contains(launched.process.terminationStatus))
-                if launched.process.terminationStatus == 2 {
-                    interrupts += 1
-                    #expect(launched.stdout.contains("interrupted (run the same command again to continue)"))
+                if launched.process.terminationReason == .uncaughtSignal {
+                    // Under load the process may not have set up its handler yet: SIGINT then
+                    // ends it at once, before it has committed anything, as a kill would.
+                    #expect(launched.process.terminationStatus == SIGINT)
+                } else {
+                    #expect([0, 1, 2].contains(launched.process.terminationStatus))
+                    if launched.process.terminationStatus == 2 {
+                        interrupts += 1
+                        #expect(launched.stdout.contains("interrupted (run the same command again to continue)"))
+                    }
                 }
                 let jobs = try space.catalog().read { db in try JobRecord.fetchCount(db) }
                 let journaled = try space.catalog().read { db in try ImportFileRecord.fetchCount(db) }
