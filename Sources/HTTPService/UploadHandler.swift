@@ -42,10 +42,10 @@ struct UploadHandler: Sendable {
     /// How much of the start of a photo tells its format (and, when refused, what it looks like).
     static let sniffBytes = 512
 
-    /// A raw body, its fields in the query: checked before a byte is read, then written into a
-    /// staged spool file as it arrives (never more than `writeChunkBytes` of it in memory), told JPEG or PNG by its
-    /// first bytes (415 at once otherwise), and published with its sidecar. Returns the spool
-    /// name and the photo's size.
+    /// A raw body, its fields in the query: the fields are checked before a byte is read, the
+    /// body is written into a staged spool file as it arrives (never more than `writeChunkBytes`
+    /// of it in memory), told JPEG or PNG by its first bytes (415 at once otherwise), and
+    /// published with its sidecar. Returns the spool name and the photo's size.
     private func acceptStreamed(_ request: Request, id: String) async throws -> (String, Int) {
         let sidecar = try SidecarFields.json(from: request.uri.queryParameters.map { (name: String($0.key), value: String($0.value)) })
         let limit = environment.maxBodyBytes
