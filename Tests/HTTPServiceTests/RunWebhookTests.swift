@@ -7,7 +7,9 @@ import Testing
 struct RunWebhookTests {
     static let secret = "run-hook-secret"
 
-    /// A spool holding the GPS sample, and a configuration that delivers to `url`.
+    /// A spool holding the GPS sample, and a configuration that delivers to `url`. The
+    /// receiver answers from inside this test process, which shares the machine with every other
+    /// suite: it gets 30 s (a refused port still fails at once).
     private func workspace(url: String) throws -> (root: String, config: String) {
         let root = NSTemporaryDirectory() + "darkroom-run-hooks-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: root + "/spool/incoming", withIntermediateDirectories: true)
@@ -16,14 +18,15 @@ struct RunWebhookTests {
         let text = """
             {"spool": {"root": "\(root)/spool", "settle_seconds": 0}, "library": {"root": "\(root)/library"},
              "catalog": {"path": "\(root)/catalog.sqlite"}, "worker": {"concurrency": 1},
-             "webhooks": {"urls": ["\(url)"], "secret": "\(Self.secret)", "poll_interval_seconds": 0.05, "timeout_seconds": 5}}
+             "webhooks": {"urls": ["\(url)"], "secret": "\(Self.secret)", "poll_interval_seconds": 0.05, "timeout_seconds": 30}}
             """
         try Data(text.utf8).write(to: URL(fileURLWithPath: config))
         return (root, config)
     }
 
-    /// Runs `darkroom run --once` to its end; returns its exit status and standard error.
-    private func runOnce(config: String, root: String) throws -> (Int32, String) {
+    /// Runs `darkroom run --once` to its end; returns its exit status and standard error. The
+    /// wait does not hold a thread of the concurrency pool, which the receiver needs to answer.
+    private func runOnce(config: String, root: String) async throws -> (Int32, String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: ServeCommandTests.binary)
         process.arguments = ["run", "--once", "--no-progress", "--config", config]
@@ -31,8 +34,14 @@ struct RunWebhookTests {
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         process.standardError = FileHandle(forWritingAtPath: log)
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
-        process.waitUntilExit()
+        try await withCheckedThrowingContinuation { (ended: CheckedContinuation<Void, any Error>) in
+            process.terminationHandler = { _ in ended.resume() }
+            do {
+                try process.run()
+            } catch {
+                ended.resume(throwing: error)
+            }
+        }
         return (process.terminationStatus, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
     }
 
@@ -40,7 +49,7 @@ struct RunWebhookTests {
         try await HookReceiver.with { hook in
             let (root, config) = try workspace(url: hook.url)
             defer { try? FileManager.default.removeItem(atPath: root) }
-            let (status, log) = try runOnce(config: config, root: root)
+            let (status, log) = try await runOnce(config: config, root: root)
             #expect(status == 0, "\(log)")
             // Delivered before the process exited: nothing to wait for.
             let received = hook.messages
@@ -55,7 +64,7 @@ struct RunWebhookTests {
         // A port nothing listens on: every try is refused at once.
         let (root, config) = try workspace(url: "http://127.0.0.1:9/darkroom")
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let (status, log) = try runOnce(config: config, root: root)
+        let (status, log) = try await runOnce(config: config, root: root)
         #expect(status == 0, "\(log)")
         let catalog = try Catalog(path: root + "/catalog.sqlite")
         #expect(try catalog.counts().pictures == 1)
@@ -63,12 +72,12 @@ struct RunWebhookTests {
         #expect(log.contains("pending events go out at the next run or with darkroom serve"), "\(log)")
     }
 
-    @Test func webhookURLsWithoutASecretStopRunInOneLine() throws {
+    @Test func webhookURLsWithoutASecretStopRunInOneLine() async throws {
         let (root, config) = try workspace(url: "http://127.0.0.1:9/darkroom")
         defer { try? FileManager.default.removeItem(atPath: root) }
         let text = try String(contentsOfFile: config, encoding: .utf8).replacingOccurrences(of: "\"secret\": \"\(Self.secret)\", ", with: "")
         try Data(text.utf8).write(to: URL(fileURLWithPath: config))
-        let (status, log) = try runOnce(config: config, root: root)
+        let (status, log) = try await runOnce(config: config, root: root)
         #expect(status != 0)
         #expect(log.contains("DARKROOM_WEBHOOK_SECRET"), "\(log)")
         #expect(log.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").count == 1, "one line: \(log)")
