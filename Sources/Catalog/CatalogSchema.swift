@@ -32,7 +32,46 @@ enum CatalogSchema {
             // `GET /v1/uploads/{id}` finds the job of an upload by the name it was spooled under.
             try db.create(index: "jobs_on_source_name", on: "jobs", columns: ["source_name"])
         }
+        migrator.registerMigration("v7-webhook-delivery-totals") { db in
+            try createWebhookDeliveryTotals(db)
+        }
         return migrator
+    }
+
+    /// One row of running totals over `webhook_deliveries` (rows, tries, delivered), kept by
+    /// triggers in the same transaction as every change, and an index of the pending rows alone,
+    /// so that `/metrics` reads one row and one index entry instead of a table that grows by a
+    /// few rows per photo.
+    static func createWebhookDeliveryTotals(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE webhook_delivery_totals (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                deliveries INTEGER NOT NULL,
+                attempts INTEGER NOT NULL,
+                delivered INTEGER NOT NULL
+            );
+            INSERT INTO webhook_delivery_totals (id, deliveries, attempts, delivered)
+                SELECT 1, COUNT(*), COALESCE(SUM(attempts), 0), COUNT(delivered_at) FROM webhook_deliveries;
+            CREATE INDEX webhook_deliveries_pending ON webhook_deliveries(outbox_id) WHERE delivered_at IS NULL;
+            CREATE TRIGGER webhook_delivery_totals_insert AFTER INSERT ON webhook_deliveries BEGIN
+                UPDATE webhook_delivery_totals
+                SET deliveries = deliveries + 1, attempts = attempts + NEW.attempts,
+                    delivered = delivered + (NEW.delivered_at IS NOT NULL)
+                WHERE id = 1;
+            END;
+            CREATE TRIGGER webhook_delivery_totals_update AFTER UPDATE OF attempts, delivered_at ON webhook_deliveries BEGIN
+                UPDATE webhook_delivery_totals
+                SET attempts = attempts + NEW.attempts - OLD.attempts,
+                    delivered = delivered + (NEW.delivered_at IS NOT NULL) - (OLD.delivered_at IS NOT NULL)
+                WHERE id = 1;
+            END;
+            CREATE TRIGGER webhook_delivery_totals_delete AFTER DELETE ON webhook_deliveries BEGIN
+                UPDATE webhook_delivery_totals
+                SET deliveries = deliveries - 1, attempts = attempts - OLD.attempts,
+                    delivered = delivered - (OLD.delivered_at IS NOT NULL)
+                WHERE id = 1;
+            END;
+            """)
     }
 
     /// What the moments engine keeps per picture, and the R*Tree indexes its queries use, so

@@ -164,9 +164,9 @@ extension WebhookDeliveryRecord {
 
     /// Totals over every endpoint, for metrics.
     public static func statistics(now instant: Double, in db: Database) throws -> WebhookStatistics {
+        // Running totals kept by triggers (migration v7): one row, however many deliveries.
         let row = try Row.fetchOne(db, sql: """
-            SELECT COUNT(delivered_at) AS delivered, COALESCE(SUM(attempts), 0) AS attempts, COUNT(*) AS total
-            FROM webhook_deliveries
+            SELECT delivered, attempts, deliveries AS total FROM webhook_delivery_totals WHERE id = 1
             """)
         let delivered: Int = row?["delivered"] ?? 0
         let attempts: Int = row?["attempts"] ?? 0

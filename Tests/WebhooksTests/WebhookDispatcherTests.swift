@@ -59,6 +59,24 @@ struct WebhookDispatcherTests {
         try catalog.read { db in try OutboxEvent.filter(Column("delivered_at") == nil).order(Column("id")).fetchAll(db).compactMap(\.id) }
     }
 
+    /// The statistics counted from the deliveries table itself, to check the running totals.
+    func recount(_ catalog: Catalog) throws -> (delivered: Int, failedAttempts: Int, pending: Int) {
+        try catalog.read { db in
+            let row = try Row.fetchOne(db, sql: "SELECT COUNT(delivered_at) AS d, COALESCE(SUM(attempts), 0) AS a, COUNT(*) AS n FROM webhook_deliveries")
+            let delivered: Int = row?["d"] ?? 0
+            let attempts: Int = row?["a"] ?? 0
+            let total: Int = row?["n"] ?? 0
+            return (delivered, attempts - delivered, total - delivered)
+        }
+    }
+
+    /// Whether the statistics `/metrics` reads agree with a count of the table.
+    func statisticsAgree(_ catalog: Catalog) throws -> Bool {
+        let stats = try WebhookDispatcher.statistics(catalog: catalog)
+        let counted = try recount(catalog)
+        return (stats.delivered, stats.failedAttempts, stats.pending) == counted
+    }
+
     /// Polls until `condition` holds or `seconds` pass.
     func eventually(within seconds: Double = 60, _ condition: () throws -> Bool) async rethrows -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
@@ -180,6 +198,13 @@ struct WebhookDispatcherTests {
         #expect(back.all.filter { $0.momentId == 1 }.map(\.delivery) == [ids[0], ids[1]])
         #expect(live.all.count == ids.count, "the live endpoint got nothing twice")
         #expect(try undelivered(catalog).isEmpty)
+        #expect(try statisticsAgree(catalog))
+        #expect(try WebhookDispatcher.statistics(catalog: catalog).pending == 0)
+
+        // Events removed from the outbox take their deliveries, and the totals, with them.
+        try catalog.write { db in try db.execute(sql: "DELETE FROM outbox WHERE id IN (?, ?)", arguments: [ids[0], ids[1]]) }
+        #expect(try statisticsAgree(catalog))
+        #expect(try WebhookDispatcher.statistics(catalog: catalog).delivered == 4)
     }
 
     @Test func aRestartDoesNotResendDeliveredEvents() async throws {
@@ -214,6 +239,7 @@ struct WebhookDispatcherTests {
         }
         await receiver.stop()
         #expect(receiver.all.map(\.delivery).sorted() == ids)
+        #expect(try statisticsAgree(one))
     }
 
     @Test func urlsWithoutASecretAreRefusedInOneLine() throws {
