@@ -9,14 +9,17 @@ struct Serve: AsyncParsableCommand {
         discussion: """
         Listens on server.host and server.port (loopback by default) and, unless \
         server.run_workers is false or --no-workers is given, runs the spool workers in the same \
-        process, as `darkroom run` does; without them, `darkroom run` processes beside it do the work.
+        process, as `darkroom run` does, their threads server.worker_niceness (10) nice steps \
+        below the server's so that uploads are answered first; without them, `darkroom run` \
+        processes beside it do the work.
 
         POST /v1/uploads takes a photo, as the raw body with its fields in the query string, or \
         as multipart/form-data with a `file` part and its fields as form fields: author_id, \
         moment_id, title, visibility, focal_x and focal_y (0 to 1), latitude, longitude, \
         altitude, taken_at, the keys of a sidecar. Only JPEG and PNG are taken, told by their \
         bytes (415 otherwise), up to server.max_upload_bytes (413). The photo is written into \
-        spool/incoming/ the safe way and answered 202 at once with an upload id; \
+        spool/incoming/ the safe way and answered 202 as soon as it is durable (fsynced), without waiting for processing, \
+        with an upload id; \
         GET /v1/uploads/ID tells whether it is queued, processing, done (with its picture, \
         moment and variant URLs), a duplicate (of which picture) or failed (with the reason).
 
