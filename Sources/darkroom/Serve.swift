@@ -18,8 +18,8 @@ struct Serve: AsyncParsableCommand {
         moment_id, title, visibility, focal_x and focal_y (0 to 1), latitude, longitude, \
         altitude, taken_at, the keys of a sidecar. Only JPEG and PNG are taken, told by their \
         bytes (415 otherwise), up to server.max_upload_bytes (413). The photo is written into \
-        spool/incoming/ the safe way and answered 202 as soon as it is durable (fsynced), without waiting for processing, \
-        with an upload id; \
+        spool/incoming/ the safe way and answered 202 as soon as it is durable (fsynced), \
+        without waiting for processing, with an upload id; \
         GET /v1/uploads/ID tells whether it is queued, processing, done (with its picture, \
         moment and variant URLs), a duplicate (of which picture) or failed (with the reason).
 
