@@ -40,17 +40,15 @@ public struct Library: Sendable {
         root + "/" + relative
     }
 
-    /// Stores bytes at a relative path, durably; a file already there with the same size is kept
-    /// (content addressing makes a retry or a duplicate a no-op).
+    /// Stores bytes at a relative path, durably (see `store(_:)`).
     public func store(_ bytes: [UInt8], at relative: String) throws(FileSystemError) {
-        let path = absolute(relative)
-        if let existing = FileSystem.status(path), existing.size == Int64(bytes.count) { return }
-        try FileSystem.writeDurably(bytes, to: path)
+        try store([(bytes, relative)])
     }
 
-    /// Stores several files at once, durably, as `store` does each: every one is written under
-    /// a temporary name and its writeback started, then each is fsynced, renamed into place,
-    /// and each directory synced. Written together, they share the journal commits that one
+    /// Stores files at relative paths, durably; a file already there with the same size is kept
+    /// (content addressing makes a retry or a duplicate a no-op). Every other one is written
+    /// under a temporary name and its writeback started, then each is fsynced, renamed into
+    /// place, and each directory synced. Written together, they share the journal commits that one
     /// by one would each cost (four variants: about two commits instead of eight), which leaves
     /// the disk to the spool's uploads sooner.
     public func store(_ files: [(bytes: [UInt8], relative: String)]) throws(FileSystemError) {

@@ -37,7 +37,6 @@ public final class StagedPhoto: @unchecked Sendable {
     private let incoming: String
     private let path: String
     private var fd: Int32
-    private var published = false
     /// The bytes appended so far.
     public private(set) var byteCount = 0
 
@@ -67,7 +66,7 @@ public final class StagedPhoto: @unchecked Sendable {
     /// photo, never over an existing file (a taken name gets a number), and the directory is
     /// synced once. When this returns, both survive a crash. Returns the photo's name.
     public func publish(name: String, sidecar: [UInt8]?) throws(FileSystemError) -> String {
-        guard fd >= 0, !published else { throw FileSystemError(operation: "publish", path: path, code: EBADF) }
+        guard fd >= 0 else { throw FileSystemError(operation: "publish", path: path, code: EBADF) }
         guard fsync(fd) == 0 else { throw .current("fsync", path) }
         var sidecarStaging: String?
         if let sidecar {
@@ -94,7 +93,6 @@ public final class StagedPhoto: @unchecked Sendable {
                 throw error
             }
             try FileSystem.syncDirectory(incoming)
-            published = true
             discard()
             return candidate
         }
