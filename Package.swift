@@ -41,20 +41,41 @@ let package = Package(
             "Moments",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
-        .target(name: "Pipeline", dependencies: [
-            "Imaging", "PhotoMetadata", "Moments", "Catalog", "CRuntime",
+        // The `server` and `webhooks` settings alone, so that what needs only them (webhook
+        // delivery) does not depend on the imaging stack.
+        .target(name: "ServiceSettings"),
+        // `pipeline.json`: every setting, its defaults and its checks.
+        .target(name: "Settings", dependencies: ["ServiceSettings", "Imaging", "Moments"]),
+        // Log lines and progress bars on a terminal or for a log collector.
+        .target(name: "Terminal", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        // The spool (incoming, processing, failed, staging, the watcher) and the library of
+        // originals and variants: files, fsync, rename.
+        .target(name: "Storage", dependencies: ["CRuntime", "Imaging"]),
+        // One photo from bytes to a committed picture, the worker pool, retries, the pixel
+        // budget and the failures' categories.
+        .target(name: "Ingest", dependencies: [
+            "Settings", "Storage", "Terminal", "Imaging", "PhotoMetadata", "Moments", "Catalog", "CRuntime",
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // Delivery of the outbox's events to the backend's endpoints, signed (issue: webhooks).
+        // `darkroom import`: walking a photo library, sidecars, the journal, report and progress.
+        .target(name: "LibraryImport", dependencies: [
+            "Ingest", "Settings", "Storage", "Terminal", "Imaging", "PhotoMetadata", "Catalog",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // What the command line and the HTTP API both ask: moment views and exports,
+        // declarations, inspect, checks of request fields.
+        .target(name: "Operations", dependencies: ["Settings", "Storage", "Imaging", "PhotoMetadata", "Moments", "Catalog"]),
+        // Delivery of the outbox's events to the backend's endpoints, signed.
         .target(name: "Webhooks", dependencies: [
-            "Catalog", "Pipeline",
+            "Catalog", "ServiceSettings",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // `darkroom serve`: the backend's upload hook and read API over HTTP.
         .target(name: "HTTPService", dependencies: [
-            "Catalog", "Pipeline", "Webhooks",
+            "Catalog", "Imaging", "Ingest", "Moments", "Operations", "PhotoMetadata", "ServiceSettings",
+            "Settings", "Storage", "Webhooks",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -64,11 +85,14 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ], exclude: ["openapi.json"]),
         .executableTarget(name: "darkroom", dependencies: [
-            "Pipeline", "Catalog", "HTTPService", "Webhooks",
+            "Catalog", "HTTPService", "Imaging", "Ingest", "LibraryImport", "Moments", "Operations",
+            "PhotoMetadata", "ServiceSettings", "Settings", "Storage", "Terminal", "Webhooks",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "darkroom-bench", dependencies: [
-            "Imaging", "PhotoMetadata", "Moments", "Catalog", "Pipeline", "SeededRandom",
+            "Imaging", "PhotoMetadata", "Moments", "Catalog", "Ingest", "LibraryImport", "Settings", "Storage",
+            "SeededRandom",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
         ]),
 
@@ -79,15 +103,22 @@ let package = Package(
             "Catalog", "Moments", "SeededRandom",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
-        .testTarget(name: "PipelineTests", dependencies: ["Pipeline"]),
+        .testTarget(name: "SettingsTests", dependencies: ["Settings", "ServiceSettings", "Imaging", "Moments"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage"]),
+        .testTarget(name: "IngestTests", dependencies: [
+            "Ingest", "Settings", "Storage", "Catalog", "Imaging", "PhotoMetadata", "SeededRandom",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
+        .testTarget(name: "LibraryImportTests", dependencies: ["LibraryImport", "Ingest", "PhotoMetadata", "Storage"]),
         .testTarget(name: "WebhooksTests", dependencies: [
-            "Webhooks", "Catalog", "Pipeline",
+            "Webhooks", "Catalog", "ServiceSettings",
             .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "HTTPServiceTests", dependencies: [
-            "HTTPService", "Catalog", "Pipeline",
+            "HTTPService", "Catalog", "Ingest", "ServiceSettings", "Settings", "Storage",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),

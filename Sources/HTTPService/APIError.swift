@@ -2,7 +2,8 @@ import Catalog
 import Foundation
 import Hummingbird
 import Moments
-import Pipeline
+import Operations
+import Storage
 
 /// Why a request was refused: the status it answers and one line of reason, sent as
 /// `{"error": "..."}`.

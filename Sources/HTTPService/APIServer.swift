@@ -4,10 +4,12 @@ import Hummingbird
 import Logging
 import NIOCore
 import NIOPosix
-import Pipeline
 import ServiceLifecycle
 import UnixSignals
 import Webhooks
+import Ingest
+import Settings
+import Storage
 
 /// Why `darkroom serve` cannot start.
 public enum ServeError: Error, CustomStringConvertible, Sendable, Equatable {

@@ -1,7 +1,7 @@
 import Catalog
 import Hummingbird
 import Moments
-import Pipeline
+import Operations
 
 /// The read API and the backend's declarations: pictures, moments and their pictures, places
 /// around a point (MO8), covers set by a moment's creator (MO7), moments and places declared.

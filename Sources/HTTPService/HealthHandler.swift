@@ -1,6 +1,5 @@
 import Catalog
 import Hummingbird
-import Pipeline
 
 /// `GET /healthz` (the process answers), `GET /healthz/ready` (it can take uploads: the catalog
 /// answers and the spool is writable) and `GET /metrics` (Prometheus text).

@@ -1,6 +1,6 @@
 import Foundation
 import Hummingbird
-import Pipeline
+import Operations
 
 /// JSON answers, encoded as the command line's `--json` output is (snake_case keys, ISO 8601
 /// dates), compact.

@@ -1,4 +1,4 @@
-import Pipeline
+import Operations
 
 /// Where clients fetch variant files: under `/v1/media/` on this server, or under
 /// `server.media_base_url`, a static server over the library root.

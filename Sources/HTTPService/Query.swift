@@ -1,5 +1,5 @@
 import Hummingbird
-import Pipeline
+import Operations
 
 /// A request's query string, read field by field with one-line errors.
 struct Query: Sendable {

@@ -2,7 +2,9 @@ import Catalog
 import Hummingbird
 import Logging
 import NIOPosix
-import Pipeline
+import Operations
+import Settings
+import Storage
 
 /// What the handlers share: the spool, catalog and library of the configuration, the media
 /// links, the metrics, and the thread pool that blocking work runs on.

@@ -1,8 +1,9 @@
 import Catalog
 import Foundation
-import Pipeline
 import Synchronization
 import Webhooks
+import Ingest
+import Storage
 
 /// The metrics of `darkroom serve` in the Prometheus text format (WK7): what this process
 /// counted (HTTP requests, uploads) and what the catalog and spool say (photos processed by

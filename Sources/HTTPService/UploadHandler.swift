@@ -1,7 +1,8 @@
 import Catalog
 import Foundation
+import Imaging
 import Hummingbird
-import Pipeline
+import Operations
 
 /// `POST /v1/uploads` and `GET /v1/uploads/{id}`: a photo into the spool, and what became of it.
 struct UploadHandler: Sendable {

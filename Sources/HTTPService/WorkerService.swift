@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import Pipeline
 import ServiceLifecycle
+import Ingest
 
 /// The spool workers as a service of `darkroom serve`: `Worker.run` blocks, so it runs on a
 /// thread of its own; a graceful shutdown (or cancellation) stops it, and the service ends once

@@ -3,7 +3,7 @@ import Catalog
 import Dispatch
 import Foundation
 import Logging
-import Pipeline
+import ServiceSettings
 
 /// Delivers the catalog's outbox events to every configured endpoint as signed HTTP POSTs
 /// (see `WebhookMessage` for the wire format), retried with exponential backoff, in order per

@@ -3,6 +3,7 @@ import Catalog
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import Settings
 #endif
 
 /// `darkroom-bench http`: the real `darkroom serve` on a temporary spool, fed distinct ~4 MB

@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 
 /// `darkroom-bench import`: a library tree of 12 MP photos through the real `darkroom import`,
 /// set against `darkroom run --once` on a spool of the same photos; then the import's memory

@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 
 /// `darkroom-bench pipeline`: spooled 12 MP photos through the real `darkroom run --once`, set
 /// against rendering alone; then the run's memory with a spool of 1,000 and of 5,000 photos.

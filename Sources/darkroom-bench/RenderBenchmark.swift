@@ -1,4 +1,5 @@
 import Foundation
+import PhotoMetadata
 
 /// `darkroom-bench render`: the four default variants plus the metadata read of 12 MP photos,
 /// at 1 and 2 worker threads, against vipsthumbnail making the same four outputs.

@@ -1,5 +1,5 @@
 import Foundation
-import Pipeline
+import Storage
 
 /// How fast this machine's disk takes the spool's durable writes with no HTTP and no workers:
 /// `writers` threads, each enqueueing photos back to back with `Spool.enqueue` (the very write

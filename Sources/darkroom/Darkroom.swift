@@ -1,5 +1,6 @@
 import ArgumentParser
-import Pipeline
+import Operations
+import Settings
 
 @main
 struct Darkroom: AsyncParsableCommand {

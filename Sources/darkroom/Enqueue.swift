@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import Pipeline
+import PhotoMetadata
+import Storage
 
 struct Enqueue: ParsableCommand {
     static let configuration = CommandConfiguration(

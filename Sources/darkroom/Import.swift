@@ -2,7 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Logging
-import Pipeline
+import LibraryImport
 
 struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(

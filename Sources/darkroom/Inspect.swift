@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import Pipeline
+import Ingest
+import Operations
 
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(

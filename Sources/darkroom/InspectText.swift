@@ -1,5 +1,5 @@
 import Foundation
-import Pipeline
+import Operations
 
 /// The text form of `darkroom inspect`.
 enum InspectText {

@@ -2,7 +2,7 @@ import ArgumentParser
 import Catalog
 import Foundation
 import Moments
-import Pipeline
+import Operations
 
 struct Places: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,7 +2,8 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Logging
-import Pipeline
+import Ingest
+import Terminal
 
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(

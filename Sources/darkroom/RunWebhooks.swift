@@ -1,8 +1,8 @@
 import Catalog
 import Dispatch
 import Logging
-import Pipeline
 import Webhooks
+import Settings
 
 /// Webhook delivery beside `darkroom run` (when `webhooks.urls` is set): the dispatcher runs on
 /// the concurrency pool while the workers run on their own threads, so a drop folder's photos

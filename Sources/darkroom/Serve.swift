@@ -1,7 +1,6 @@
 import ArgumentParser
 import HTTPService
 import Logging
-import Pipeline
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Catalog
 import Foundation
-import Pipeline
+import Storage
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(

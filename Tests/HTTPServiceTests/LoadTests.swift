@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Testing
 @testable import HTTPService
+import Settings
 
 @Suite("Load")
 struct LoadTests {

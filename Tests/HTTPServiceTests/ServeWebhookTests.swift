@@ -2,10 +2,10 @@ import Crypto
 import Foundation
 import Hummingbird
 import Logging
-import Pipeline
 import Synchronization
 import Testing
 @testable import HTTPService
+import Settings
 
 @Suite("Serve with webhooks")
 struct ServeWebhookTests {
@@ -46,7 +46,7 @@ struct ServeWebhookTests {
     }
 
     @Test func webhookURLsWithoutASecretStopServeInOneLine() throws {
-        var configuration = Pipeline.Configuration.defaults
+        var configuration = Settings.Configuration.defaults
         let root = NSTemporaryDirectory() + "darkroom-hooks-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: root) }
         configuration.spoolRoot = root + "/spool"

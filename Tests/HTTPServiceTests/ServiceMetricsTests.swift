@@ -1,9 +1,10 @@
 import Catalog
 import Foundation
 import GRDB
-import Pipeline
 import Testing
 @testable import HTTPService
+import Ingest
+import Storage
 
 /// The Prometheus exposition, parsed back and checked against known catalog rows and requests.
 @Suite("Service metrics")

@@ -4,10 +4,10 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
-import Pipeline
 import ServiceLifecycle
 import Testing
 @testable import HTTPService
+import Settings
 
 /// A `darkroom serve` in this process on a free loopback port, over its own temporary spool,
 /// library and SQLite catalog: the tests talk to it over real HTTP, with no mock anywhere.

@@ -3,9 +3,9 @@ import Crypto
 import Foundation
 import GRDB
 import Logging
-import Pipeline
 import Testing
 @testable import Webhooks
+import ServiceSettings
 
 /// Delivery of outbox events to real HTTP receivers on loopback, from a real SQLite catalog.
 @Suite("Webhook delivery")

@@ -1,0 +1,75 @@
+import Catalog
+import Foundation
+import Imaging
+import Moments
+import PhotoMetadata
+
+/// Maps what was read and rendered from a photo onto its catalog row.
+public enum PictureRecordBuilder {
+    public static func make(metadata: CaptureMetadata, info: ImageInfo, rendered: RenderResult, sourceName: String,
+                     originalPath: String, feed: VariantRecipe, now: Date) -> PictureRecord {
+        var picture = PictureRecord(
+            sha256: metadata.sha256, sourceName: sourceName, originalPath: originalPath,
+            mimeType: metadata.mimeType ?? info.format.mimeType, byteSize: Int64(metadata.byteSize),
+            width: info.width, height: info.height,
+            displayWidth: rendered.displayWidth, displayHeight: rendered.displayHeight,
+            orientation: metadata.orientation,
+            locationSource: metadata.location?.source.rawValue ?? LocationSource.none.rawValue,
+            metadataJson: MetadataJSON.encode(metadata), createdAt: now.timeIntervalSince1970)
+        picture.make = metadata.make
+        picture.model = metadata.model
+        if let time = metadata.captureTime {
+            picture.capturedAt = time.instant.timeIntervalSince1970
+            picture.capturedLocal = time.localTime
+            picture.capturedOffset = time.offsetSeconds
+            picture.timeSource = time.source.rawValue
+            picture.timeTrusted = time.trusted
+            // Moments use only a trusted time (MO6): a file time says when a copy was made.
+            picture.momentTime = time.trusted ? time.instant.timeIntervalSince1970 : nil
+        }
+        if let location = metadata.location {
+            picture.latitude = location.latitude
+            picture.longitude = location.longitude
+            picture.altitude = location.altitude
+            picture.positionError = location.horizontalError
+        }
+        picture.authorId = metadata.authorId
+        picture.title = metadata.title
+        picture.visibility = metadata.visibility
+        picture.requestedMomentId = metadata.momentId
+        picture.focalX = metadata.focalPoint?.x
+        picture.focalY = metadata.focalPoint?.y
+        if let variant = rendered.variants.first(where: { $0.name == feed.name }), let crop = variant.crop {
+            picture.feedCropX = crop.x
+            picture.feedCropY = crop.y
+            picture.feedCropWidth = crop.width
+            picture.feedCropHeight = crop.height
+            picture.feedCropSource = variant.cropSource.rawValue
+        }
+        let statistics = rendered.statistics
+        picture.sharpness = statistics.sharpness
+        picture.meanLuma = statistics.meanLuma
+        picture.clippedFraction = statistics.clippedFraction
+        picture.coverScore = CoverScore.score(
+            sharpness: statistics.sharpness, meanLuma: statistics.meanLuma, clippedFraction: statistics.clippedFraction,
+            width: rendered.displayWidth, height: rendered.displayHeight,
+            feedAspect: Double(feed.width) / Double(feed.height)).value
+        return picture
+    }
+}
+
+/// The stable JSON form of a metadata read, as `inspect --json` prints it and the catalog keeps it.
+public enum MetadataJSON {
+    public static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+
+    public static func encode(_ metadata: CaptureMetadata) -> String {
+        guard let data = try? encoder().encode(metadata) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

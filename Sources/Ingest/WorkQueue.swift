@@ -1,0 +1,118 @@
+import Foundation
+import Storage
+
+/// The names waiting for a worker thread, the claims in hand, and the run's tallies, shared by
+/// the scanning thread and the worker threads.
+public final class WorkQueue: @unchecked Sendable {
+    // @unchecked: every mutable property is touched only while `condition` is locked.
+    private let condition = NSCondition()
+    private var waiting: [String] = []
+    private var known: Set<String> = []
+    private var claims: [String: Claim] = [:]
+    private var busy = 0
+    private var stopping = false
+    private(set) var tally = RunTally()
+
+    /// Adds names found by a scan that are not already queued or in hand.
+    public func offer(_ names: [String]) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !stopping else { return }
+        for name in names where !known.contains(name) {
+            known.insert(name)
+            waiting.append(name)
+            tally.seen += 1
+        }
+        condition.broadcast()
+    }
+
+    /// The next name for a worker thread; nil once the queue is stopping.
+    public func next() -> String? {
+        condition.lock()
+        defer { condition.unlock() }
+        while waiting.isEmpty && !stopping { condition.wait() }
+        guard !stopping else { return nil }
+        busy += 1
+        return waiting.removeFirst()
+    }
+
+    /// Records a claim in hand (for lease renewal).
+    public func holding(_ claim: Claim) {
+        condition.lock()
+        claims[claim.sourceName] = claim
+        condition.unlock()
+    }
+
+    /// Marks a name finished, with what became of it.
+    public func finished(_ name: String, _ result: RunTally.Result) {
+        condition.lock()
+        defer { condition.unlock() }
+        busy -= 1
+        known.remove(name)
+        claims[name] = nil
+        tally.record(result)
+        condition.broadcast()
+    }
+
+    /// The claims in hand right now.
+    public func claimsInHand() -> [Claim] {
+        condition.lock()
+        defer { condition.unlock() }
+        return Array(claims.values)
+    }
+
+    /// Whether nothing is waiting and nothing is being processed.
+    public var isIdle: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return waiting.isEmpty && busy == 0
+    }
+
+    /// Stops handing out names; photos in hand finish. Waiting names stay in `incoming/`.
+    public func stop() {
+        condition.lock()
+        stopping = true
+        waiting.removeAll()
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until some photo finishes or `timeout` passes.
+    public func waitForProgress(timeout: Double) {
+        condition.lock()
+        _ = condition.wait(until: Date(timeIntervalSinceNow: timeout))
+        condition.unlock()
+    }
+
+    /// Waits until no photo is in hand.
+    public func drainInHand() {
+        condition.lock()
+        while busy > 0 { condition.wait() }
+        condition.unlock()
+    }
+}
+
+/// What one run did.
+public struct RunTally: Sendable, Equatable, Codable {
+    /// Outcomes a photo can have in a run.
+    public enum Result { case added, duplicate, failed, lost }
+    /// Photos found in `incoming/` and queued.
+    public var seen = 0
+    public var added = 0
+    public var duplicates = 0
+    public var failed = 0
+    /// Names another worker claimed first.
+    public var takenElsewhere = 0
+
+    mutating func record(_ result: Result) {
+        switch result {
+        case .added: added += 1
+        case .duplicate: duplicates += 1
+        case .failed: failed += 1
+        case .lost: takenElsewhere += 1
+        }
+    }
+
+    /// Photos this run finished.
+    public var done: Int { added + duplicates + failed }
+}

@@ -1,0 +1,222 @@
+import Catalog
+import CRuntime
+import Foundation
+import Logging
+import Settings
+import Storage
+import Terminal
+
+/// How `darkroom run` runs.
+public struct RunOptions: Sendable {
+    /// Drain `incoming/` and exit (batch drop folders), rather than watch it.
+    public var once: Bool
+    /// Draw a progress bar on a terminal.
+    public var progress: Bool
+    /// The `nice` step by which the processing threads lower their own CPU priority (0: none),
+    /// so that the rest of the process (an HTTP server) runs first.
+    public var niceness: Int
+
+    public init(once: Bool, progress: Bool, niceness: Int = 0) {
+        self.once = once
+        self.progress = progress
+        self.niceness = niceness
+    }
+}
+
+/// The spool worker (WK1-WK4): claims photos from `incoming/`, processes them on a pool of
+/// threads bounded by cores and a pixel budget, commits each to the catalog, and removes it from
+/// the spool, or moves it to `failed/` with its reason.
+public final class Worker: Sendable {
+    public let configuration: Configuration
+    public let spool: Spool
+    public let library: Library
+    public let catalog: Catalog
+    public let identity: WorkerIdentity
+    public let processor: PhotoProcessor
+    public let logger: Logger
+    public let stopSignal = StopSignal()
+
+    /// Opens the spool, library and catalog of `configuration` (creating them when missing).
+    public init(configuration: Configuration, logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        spool = try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds)
+        library = try Library(root: configuration.libraryRoot, backupRoot: configuration.backupDir)
+        catalog = try Catalog(path: configuration.catalogPath, momentRules: configuration.moments)
+        identity = .current
+        processor = PhotoProcessor(configuration: configuration, library: library, catalog: catalog,
+                                   budget: PixelBudget(limit: configuration.pixelBudget))
+    }
+
+    /// Asks a running `run` to stop: photos in hand finish, nothing new is taken.
+    public func stop() {
+        stopSignal.raise()
+    }
+
+    /// Runs until stopped (or, with `once`, until `incoming/` is drained). Returns the tally.
+    public func run(_ options: RunOptions) -> RunTally {
+        let started = Date()
+        let swept = library.sweepTemporaries(olderThan: configuration.photoTimeoutSeconds)
+            + FileSystem.sweepTemporaries(under: spool.root, olderThan: configuration.photoTimeoutSeconds)
+        if swept > 0 { logger.info("swept temporary files left by a killed run", metadata: ["count": "\(swept)"]) }
+        recoverAbandonedClaims()
+
+        let queue = WorkQueue()
+        let threads = (0..<configuration.effectiveConcurrency).map { index in
+            Thread.named("worker-\(index)") { [self] in
+                if options.niceness > 0 { self.lowerThreadPriority(by: options.niceness) }
+                self.workLoop(queue)
+            }
+        }
+        threads.forEach { $0.start() }
+        let renewer = Thread.named("lease-renewer") { [self] in self.renewLeases(queue) }
+        renewer.start()
+        let watcher = options.once ? nil : SpoolWatcher(directory: spool.incoming, wake: stopSignal)
+        var lastRecovery = Date()
+        let progress = options.progress ? ProgressBar(start: started) : nil
+
+        while !stopSignal.isRaised {
+            let scan = spool.scan()
+            queue.offer(scan.ready)
+            progress?.draw(queue.tally, waiting: scan.ready.count + scan.settling)
+            if options.once, scan.ready.isEmpty, scan.settling == 0, queue.isIdle {
+                // One last look: a photo may have arrived while the last one was processed.
+                if spool.scan().ready.isEmpty && spool.scan().settling == 0 { break }
+                continue
+            }
+            if let watcher, queue.isIdle {
+                watcher.wait(timeout: configuration.scanIntervalSeconds)
+            } else {
+                queue.waitForProgress(timeout: scan.settling > 0 ? min(0.25, configuration.settleSeconds) : 0.25)
+            }
+            if Date().timeIntervalSince(lastRecovery) > configuration.leaseSeconds / 2 {
+                recoverAbandonedClaims()
+                lastRecovery = Date()
+            }
+        }
+        if stopSignal.isRaised { logger.info("stopping: finishing the photos in hand") }
+        queue.stop()
+        queue.drainInHand()
+        stopSignal.raise()
+        while threads.contains(where: { !$0.isFinished }) || !renewer.isFinished { usleep(10_000) }
+        progress?.finish()
+        let tally = queue.tally
+        let seconds = Date().timeIntervalSince(started)
+        logger.info("run finished", metadata: [
+            "added": "\(tally.added)", "duplicates": "\(tally.duplicates)", "failed": "\(tally.failed)",
+            "seconds": "\(String(format: "%.1f", seconds))",
+            "photos_per_second": "\(String(format: "%.2f", seconds > 0 ? Double(tally.done) / seconds : 0))",
+        ])
+        return tally
+    }
+
+    private func recoverAbandonedClaims() {
+        let recovered = spool.recover(leaseSeconds: configuration.leaseSeconds, except: identity) { path in
+            (try? catalog.finishedJob(claimPath: path)) != nil
+        }
+        for item in recovered {
+            switch item {
+            case .alreadyDone(let name): logger.info("recovered a committed claim", metadata: ["file": "\(name)"])
+            case .requeued(let name): logger.notice("took back the claim of a stopped worker", metadata: ["file": "\(name)"])
+            }
+        }
+    }
+
+    /// Lowers the calling thread's CPU priority (Linux gives each thread its own nice value).
+    private func lowerThreadPriority(by niceness: Int) {
+        let refusal = darkroom_lower_thread_priority(Int32(niceness))
+        if refusal != 0 {
+            logger.warning("cannot lower the workers' CPU priority", metadata: ["reason": "\(String(cString: strerror(refusal)))"])
+        }
+    }
+
+    private func workLoop(_ queue: WorkQueue) {
+        while let name = queue.next() {
+            queue.finished(name, handle(name, queue))
+        }
+    }
+
+    private func renewLeases(_ queue: WorkQueue) {
+        while !stopSignal.isRaised {
+            stopSignal.sleep(configuration.leaseSeconds / 3)
+            for claim in queue.claimsInHand() { spool.renew(claim) }
+        }
+    }
+
+    /// Claims and processes one photo, retrying transient failures with exponential backoff.
+    private func handle(_ name: String, _ queue: WorkQueue) -> RunTally.Result {
+        let claim: Claim
+        do {
+            guard let claimed = try spool.claim(name, worker: identity.name) else { return .lost }
+            claim = claimed
+        } catch {
+            logger.error("cannot claim photo", metadata: ["file": "\(name)", "reason": "\(error)"])
+            return .lost
+        }
+        queue.holding(claim)
+        let started = Date()
+        if claim.recoveries > configuration.maxRecoveries {
+            return fail(claim, ProcessingFailure.permanent("a worker stopped while processing this photo \(claim.recoveries) times; it may crash the decoder; check the file"), attempts: claim.recoveries, started: started)
+        }
+        let tries = processor.withRetries(started: started, stop: stopSignal, failWhenStopped: true, retrying: { failure, attempt, delay in
+            logger.warning("retrying after a transient failure", metadata: [
+                "file": "\(name)", "attempt": "\(attempt)", "delay_s": "\(delay)", "reason": "\(failure.reason)"])
+        }) { attempt, deadline in
+            try processor.process(claim, attempt: attempt, deadline: deadline, startedAt: started)
+        }
+        switch tries {
+        case .failed(let failure, let attempts), .stopped(let failure, let attempts):
+            return fail(claim, failure, attempts: attempts, started: started)
+        case .done(let outcome):
+            spool.complete(claim)
+            var fields: Logger.Metadata = ["file": "\(name)", "outcome": "\(outcome.label)", "ms": "\(Self.milliseconds(since: started))"]
+            switch outcome {
+            case .added(let picture, let moment):
+                fields["picture"] = "\(picture)"
+                fields["moment"] = "\(moment.map(String.init) ?? "-")"
+                logger.info("photo", metadata: fields)
+                return .added
+            case .duplicate(let picture):
+                fields["duplicate_of"] = "\(picture)"
+                logger.info("photo", metadata: fields)
+                return .duplicate
+            }
+        }
+    }
+
+    private func fail(_ claim: Claim, _ failure: ProcessingFailure, attempts: Int, started: Date) -> RunTally.Result {
+        let reason = failure.reason
+        do {
+            try spool.fail(claim, reason: reason, attempts: attempts)
+        } catch {
+            // The photo stays claimed in processing/ and is taken back by the next recovery.
+            logger.error("cannot move failed photo", metadata: ["file": "\(claim.sourceName)", "reason": "\(error)"])
+            return .failed
+        }
+        let now = Date()
+        let job = JobRecord(sourceName: claim.sourceName, claimPath: claim.path, sha256: nil, outcome: .failed,
+                            pictureId: nil, attempts: attempts, error: reason, sidecarJson: nil,
+                            worker: claim.worker, startedAt: started.timeIntervalSince1970, finishedAt: now.timeIntervalSince1970)
+        try? catalog.recordFailure(job)
+        logger.warning("photo", metadata: ["file": "\(claim.sourceName)", "outcome": "failed", "reason": "\(reason)",
+                                           "ms": "\(Self.milliseconds(since: started))"])
+        return .failed
+    }
+
+    private static func milliseconds(since start: Date) -> Int {
+        Int(Date().timeIntervalSince(start) * 1000)
+    }
+}
+
+extension Thread {
+    /// A thread of Darkroom's, named `name` for Foundation and for the kernel (so `top -H` and
+    /// `/proc` tell the workers from the server's threads); keep names within 15 bytes.
+    public static func named(_ name: String, _ body: @escaping @Sendable () -> Void) -> Thread {
+        let thread = Thread {
+            darkroom_name_thread(name)
+            body()
+        }
+        thread.name = name
+        return thread
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Imaging
+import Moments
+import ServiceSettings
+
+/// Everything Darkroom can be told, loaded from `pipeline.json` (every key optional; a missing
+/// key takes the default written here, which is also what the bundled `pipeline.json` says).
+public struct Configuration: Sendable {
+    /// The variants to render, largest need first or not: order is kept in outputs.
+    public var variants: [VariantRecipe]
+    /// The variant whose crop rectangle is the picture's feed crop (VR4).
+    public var feedVariant: String
+    /// Decompression-bomb guard: photos with more pixels than this are refused (IN3).
+    public var pixelLimit: Int
+    /// Background on which transparent PNGs are flattened for JPEG output.
+    public var background: RGB
+    /// How cover crops are placed when no focal point is given.
+    public var crop: CropStrategy
+    /// The zone assumed for capture times that carry no offset (MD1).
+    public var defaultTimeZone: TimeZone
+    /// The spool's root (`incoming/`, `processing/`, `failed/` beneath it).
+    public var spoolRoot: String
+    /// Seconds a file written in place must stay unchanged before it is taken (WK1).
+    public var settleSeconds: Double
+    /// Seconds after which the claim of a worker that stopped renewing it is taken back (WK3).
+    public var leaseSeconds: Double
+    /// Seconds between scans of `incoming/` when no file-system event arrives.
+    public var scanIntervalSeconds: Double
+    /// The library of originals and variants.
+    public var libraryRoot: String
+    /// A second copy of every original, when set (WK5).
+    public var backupDir: String?
+    /// The SQLite catalog file.
+    public var catalogPath: String
+    /// Photos processed at once; 0 means one per core (WK4).
+    public var concurrency: Int
+    /// Source pixels in flight at once across workers: one huge photo runs alone (WK4).
+    public var pixelBudget: Int
+    /// A photo taking longer than this is failed, so it never stalls the rest.
+    public var photoTimeoutSeconds: Double
+    /// Tries for transient errors (disk full, catalog busy) before the photo goes to `failed/`.
+    public var maxAttempts: Int
+    /// First retry delay; it doubles at each further try.
+    public var retryBaseSeconds: Double
+    /// Times a photo may be taken back from a worker that died on it before it is failed.
+    public var maxRecoveries: Int
+    /// The moment rules (MO1-MO7).
+    public var moments: MomentRules
+    /// The HTTP upload hook (`darkroom serve`).
+    public var server: ServerSettings = .defaults
+    /// Delivery of the outbox's events to HTTP endpoints.
+    public var webhooks: WebhookSettings = .defaults
+
+    /// The defaults, identical to the bundled `pipeline.json`.
+    public static let defaults = Configuration(
+        variants: VariantRecipe.defaults,
+        feedVariant: "feed", pixelLimit: RenderOptions.defaultPixelLimit, background: .white,
+        crop: .attention, defaultTimeZone: TimeZone(identifier: "UTC") ?? .current,
+        spoolRoot: "run/spool", settleSeconds: 2, leaseSeconds: 120, scanIntervalSeconds: 5,
+        libraryRoot: "run/library", backupDir: nil, catalogPath: "run/catalog.sqlite",
+        concurrency: 0, pixelBudget: 150_000_000, photoTimeoutSeconds: 120, maxAttempts: 5,
+        retryBaseSeconds: 0.5, maxRecoveries: 3, moments: MomentRules())
+
+    /// The recipe of the feed variant.
+    public var feedRecipe: VariantRecipe {
+        variants.first { $0.name == feedVariant } ?? variants[variants.count - 1]
+    }
+
+    /// Workers to run: the configured count, or one per core.
+    public var effectiveConcurrency: Int {
+        concurrency > 0 ? concurrency : max(1, ProcessInfo.processInfo.activeProcessorCount)
+    }
+
+    /// Render options for one photo.
+    public func renderOptions(orientation: Int, focalPoint: FocalPoint?, crops: [String: CropRect] = [:]) -> RenderOptions {
+        RenderOptions(pixelLimit: pixelLimit, background: background, orientation: orientation,
+                      focalPoint: focalPoint, crop: crop, crops: crops)
+    }
+}
+
+/// A configuration file that cannot be used: the file, the key and the problem.
+public struct ConfigurationError: Error, CustomStringConvertible, Sendable, Equatable {
+    public var file: String
+    public var key: String
+    public var problem: String
+
+    public var description: String {
+        key.isEmpty ? "\(file): \(problem)" : "\(file): \(key): \(problem)"
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A photo claimed from the spool by one worker.
+public struct Claim: Sendable, Equatable {
+    /// The path it arrived under, relative to `incoming/` (nested folders allowed).
+    public var sourceName: String
+    /// Where it sits while claimed: `processing/<worker>/<sourceName>`.
+    public var path: String
+    /// The sidecar that travelled with it (`NAME.json`), if any.
+    public var sidecarPath: String?
+    /// The worker that holds it.
+    public var worker: String
+    /// Times the photo was taken back from a worker that died while holding it.
+    public var recoveries: Int
+}
+
+/// The spool protocol on disk (WK1): `incoming/`, `processing/`, `failed/`.
+///
+/// Producers write into `incoming/` under a dot-name or a `.partial` name and rename when done;
+/// a file written in place counts once it has not changed for `settleSeconds`. A worker claims a
+/// photo by renaming it into its own folder under `processing/`: rename is atomic, so of several
+/// workers, threads or processes, exactly one wins. Success removes the claim; failure moves the
+/// photo, its sidecar and a reason file into `failed/`. Nothing is ever deleted unprocessed.
+public struct Spool: Sendable {
+    /// The spool's root directory.
+    public let root: String
+    /// How long a file written in place must stay unchanged before it is taken.
+    public let settleSeconds: Double
+
+    public var incoming: String { root + "/incoming" }
+    public var processing: String { root + "/processing" }
+    public var failed: String { root + "/failed" }
+    public var attempts: String { root + "/attempts" }
+
+    /// Opens the spool at `root`, creating its folders when missing.
+    public init(root: String, settleSeconds: Double) throws(FileSystemError) {
+        self.root = root
+        self.settleSeconds = settleSeconds
+        for directory in [incoming, processing, failed, attempts] {
+            try FileSystem.makeDirectories(directory)
+        }
+    }
+
+    /// Whether a name in `incoming/` is a photo to take (not hidden, not partial, not a sidecar).
+    public static func isCandidate(_ relative: String) -> Bool {
+        let components = relative.split(separator: "/")
+        if components.contains(where: { $0.hasPrefix(".") }) { return false }
+        let name = (relative as NSString).lastPathComponent
+        if name.hasSuffix(".partial") || name.hasSuffix(".json") { return false }
+        if name.hasSuffix(".error.json") { return false }
+        return true
+    }
+
+    /// What is waiting in `incoming/`: the photos ready to take (settled, sorted by name) and the
+    /// count of those still being written.
+    public func scan(now: Date = Date()) -> (ready: [String], settling: Int) {
+        guard let walker = FileManager.default.enumerator(atPath: incoming) else { return ([], 0) }
+        var ready: [String] = []
+        var settling = 0
+        let instant = now.timeIntervalSince1970
+        while let relative = walker.nextObject() as? String {
+            guard Self.isCandidate(relative), let status = FileSystem.status(incoming + "/" + relative) else { continue }
+            // ctime cannot be set by a copier that preserves times (cp -p, rsync -t): a file
+            // still being written always looks recent.
+            if instant - max(status.modified, status.changed) >= settleSeconds {
+                ready.append(relative)
+            } else {
+                settling += 1
+            }
+        }
+        return (ready.sorted(), settling)
+    }
+
+    /// Tries to claim `sourceName` for `worker`; nil when another worker took it first.
+    public func claim(_ sourceName: String, worker: String) throws(FileSystemError) -> Claim? {
+        let source = incoming + "/" + sourceName
+        let destination = processing + "/" + worker + "/" + sourceName
+        try FileSystem.makeDirectories((destination as NSString).deletingLastPathComponent)
+        guard rename(source, destination) == 0 else {
+            if errno == ENOENT { return nil }
+            throw .current("claim", source)
+        }
+        var sidecarPath: String?
+        if rename(source + ".json", destination + ".json") == 0 {
+            sidecarPath = destination + ".json"
+        }
+        return Claim(sourceName: sourceName, path: destination, sidecarPath: sidecarPath,
+                     worker: worker, recoveries: recoveries(of: sourceName))
+    }
+
+    /// Renews a claim's lease, so that other workers see it is alive.
+    public func renew(_ claim: Claim) {
+        utimes(claim.path, nil)
+    }
+
+    /// Removes a photo whose result the catalog has committed.
+    public func complete(_ claim: Claim) {
+        unlink(claim.path)
+        if let sidecar = claim.sidecarPath { unlink(sidecar) }
+        clearRecoveries(of: claim.sourceName)
+        removeEmptyParents(of: claim.path, upTo: processing)
+    }
+
+    /// Moves a photo that cannot be processed into `failed/`, with its sidecar and
+    /// `NAME.error.json` (the reason, the attempt count and the time). Returns the failed path.
+    @discardableResult
+    public func fail(_ claim: Claim, reason: String, attempts: Int, now: Date = Date()) throws(FileSystemError) -> String {
+        let placed = try FileSystem.moveNoReplace(claim.path, to: failed + "/" + claim.sourceName)
+        if let sidecar = claim.sidecarPath {
+            _ = try? FileSystem.moveNoReplace(sidecar, to: placed + ".json")
+        }
+        let report = FailureReport(file: claim.sourceName, reason: reason, attempts: attempts,
+                                   failedAt: ISO8601DateFormatter().string(from: now), worker: claim.worker)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        let data = (try? encoder.encode(report)) ?? Data()
+        try FileSystem.writeDurably([UInt8](data), to: placed + ".error.json")
+        clearRecoveries(of: claim.sourceName)
+        removeEmptyParents(of: claim.path, upTo: processing)
+        return placed
+    }
+
+    /// Every photo in `failed/` with its recorded reason.
+    public func failures() -> [FailureReport] {
+        guard let walker = FileManager.default.enumerator(atPath: failed) else { return [] }
+        var reports: [FailureReport] = []
+        while let relative = walker.nextObject() as? String {
+            guard relative.hasSuffix(".error.json"),
+                  let report = failureReport(String(relative.dropLast(".error.json".count))) else { continue }
+            reports.append(report)
+        }
+        return reports.sorted { $0.failedPath ?? "" < $1.failedPath ?? "" }
+    }
+
+    /// Moves failed photos (and their sidecars) back into `incoming/` for another try, removing
+    /// their reason files. Returns how many were moved.
+    public func retryFailed(matching filter: (FailureReport) -> Bool = { _ in true }) throws(FileSystemError) -> Int {
+        var moved = 0
+        for report in failures() where filter(report) {
+            guard let relative = report.failedPath else { continue }
+            let source = failed + "/" + relative
+            guard FileManager.default.fileExists(atPath: source) else { continue }
+            let placed = try FileSystem.moveNoReplace(source, to: incoming + "/" + relative)
+            if FileManager.default.fileExists(atPath: source + ".json") {
+                _ = try FileSystem.moveNoReplace(source + ".json", to: placed + ".json")
+            }
+            unlink(source + ".error.json")
+            moved += 1
+        }
+        return moved
+    }
+
+    /// Counts of what sits in each area, for `darkroom status`.
+    public func depth() -> (incoming: Int, processing: Int, failed: Int) {
+        func count(_ directory: String, _ include: (String) -> Bool) -> Int {
+            guard let walker = FileManager.default.enumerator(atPath: directory) else { return 0 }
+            var n = 0
+            while let relative = walker.nextObject() as? String {
+                if include(relative), FileSystem.status(directory + "/" + relative) != nil { n += 1 }
+            }
+            return n
+        }
+        return (count(incoming, Self.isCandidate),
+                count(processing) { !$0.hasSuffix(".json") },
+                count(failed) { !$0.hasSuffix(".json") })
+    }
+
+    private func removeEmptyParents(of path: String, upTo top: String) {
+        var directory = (path as NSString).deletingLastPathComponent
+        while directory.count > top.count, directory.hasPrefix(top) {
+            guard rmdir(directory) == 0 else { return }
+            directory = (directory as NSString).deletingLastPathComponent
+        }
+    }
+}
+
+/// The reason file written beside a failed photo (`NAME.error.json`).
+public struct FailureReport: Codable, Sendable, Equatable {
+    /// The name the photo arrived under.
+    public var file: String
+    /// One line: what failed and what to do.
+    public var reason: String
+    /// How many times it was tried.
+    public var attempts: Int
+    /// When it failed (ISO 8601).
+    public var failedAt: String
+    /// The worker that gave up on it.
+    public var worker: String
+    /// Where it sits, relative to `failed/` (filled when read back).
+    public var failedPath: String?
+}

@@ -1,0 +1,148 @@
+import Foundation
+import Testing
+@testable import Storage
+
+@Suite("Spool protocol")
+struct SpoolTests {
+    let space = TemporaryDirectory()
+
+    func makeSpool(settle: Double = 0) throws -> Spool {
+        try Spool(root: space.path + "/spool", settleSeconds: settle)
+    }
+
+    func put(_ relative: String, in spool: Spool, bytes: [UInt8] = Array("photo".utf8)) throws {
+        let path = spool.incoming + "/" + relative
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
+    }
+
+    @Test func scanSkipsHiddenPartialAndSidecarFilesAndFindsNestedOnes() throws {
+        let spool = try makeSpool()
+        try put("a.jpg", in: spool)
+        try put("a.jpg.json", in: spool)
+        try put(".b.jpg", in: spool)
+        try put("c.jpg.partial", in: spool)
+        try put("trip/day1/d.jpg", in: spool)
+        try put(".hidden/e.jpg", in: spool)
+        #expect(spool.scan().ready == ["a.jpg", "trip/day1/d.jpg"])
+    }
+
+    @Test func aFileStillChangingIsNotReadyUntilItSettles() throws {
+        let spool = try makeSpool(settle: 30)
+        try put("growing.jpg", in: spool)
+        let now = spool.scan()
+        #expect(now.ready.isEmpty)
+        #expect(now.settling == 1)
+        #expect(spool.scan(now: Date().addingTimeInterval(31)).ready == ["growing.jpg"])
+    }
+
+    @Test func onlyOneOfTwoWorkersClaimsAPhotoAndItsSidecarTravelsWithIt() throws {
+        let spool = try makeSpool()
+        try put("x.jpg", in: spool)
+        try put("x.jpg.json", in: spool, bytes: Array("{}".utf8))
+        let first = try spool.claim("x.jpg", worker: "host.1")
+        let second = try spool.claim("x.jpg", worker: "host.2")
+        let claim = try #require(first)
+        #expect(second == nil)
+        #expect(claim.path == spool.processing + "/host.1/x.jpg")
+        #expect(claim.sidecarPath == claim.path + ".json")
+        #expect(FileManager.default.fileExists(atPath: claim.sidecarPath ?? ""))
+        #expect(!FileManager.default.fileExists(atPath: spool.incoming + "/x.jpg"))
+    }
+
+    @Test func failureKeepsThePhotoItsSidecarAndAReasonAndNeverOverwrites() throws {
+        let spool = try makeSpool()
+        for round in 1...2 {
+            try put("trip/x.jpg", in: spool, bytes: Array("round \(round)".utf8))
+            try put("trip/x.jpg.json", in: spool, bytes: Array("{\"round\": \(round)}".utf8))
+            let claim = try #require(try spool.claim("trip/x.jpg", worker: "host.1"))
+            try spool.fail(claim, reason: "not a JPEG or PNG", attempts: 1)
+        }
+        let failures = spool.failures()
+        #expect(failures.map(\.failedPath) == ["trip/x (2).jpg", "trip/x.jpg"])
+        #expect(failures.allSatisfy { $0.reason == "not a JPEG or PNG" && $0.attempts == 1 })
+        #expect(String(decoding: try Data(contentsOf: URL(fileURLWithPath: spool.failed + "/trip/x.jpg")), as: UTF8.self) == "round 1")
+        #expect(String(decoding: try Data(contentsOf: URL(fileURLWithPath: spool.failed + "/trip/x (2).jpg")), as: UTF8.self) == "round 2")
+        #expect(FileManager.default.fileExists(atPath: spool.failed + "/trip/x (2).jpg.json"))
+        #expect(spool.depth().processing == 0)
+
+        #expect(try spool.retryFailed() == 2)
+        #expect(spool.failures().isEmpty)
+        #expect(Set(spool.scan().ready) == ["trip/x.jpg", "trip/x (2).jpg"])
+    }
+
+    @Test func claimsOfADeadWorkerAreTakenBackAndCommittedOnesRemoved() throws {
+        let spool = try makeSpool()
+        try put("done.jpg", in: spool)
+        try put("todo.jpg", in: spool)
+        // A process id that cannot be running: pid_max is far below Int32.max.
+        let dead = WorkerIdentity(host: WorkerIdentity.current.host, pid: Int32.max - 1)
+        let done = try #require(try spool.claim("done.jpg", worker: dead.name))
+        _ = try #require(try spool.claim("todo.jpg", worker: dead.name))
+        let recovered = spool.recover(leaseSeconds: 3600, except: .current) { $0 == done.path }
+        #expect(Set(recovered) == [.alreadyDone("done.jpg"), .requeued("todo.jpg")])
+        #expect(spool.scan().ready == ["todo.jpg"])
+        #expect(spool.recoveries(of: "todo.jpg") == 1)
+        #expect(spool.depth().processing == 0)
+    }
+
+    @Test func aLiveWorkersClaimIsTakenBackOnlyAfterItsLeaseExpires() throws {
+        let spool = try makeSpool()
+        try put("slow.jpg", in: spool)
+        let other = WorkerIdentity(host: "another-host", pid: 42)
+        _ = try #require(try spool.claim("slow.jpg", worker: other.name))
+        #expect(spool.recover(leaseSeconds: 60, except: .current) { _ in false }.isEmpty)
+        let later = Date().addingTimeInterval(61)
+        #expect(spool.recover(leaseSeconds: 60, except: .current, now: later) { _ in false } == [.requeued("slow.jpg")])
+    }
+
+    @Test func enqueueWritesTheSidecarFirstAndNeverOverwrites() throws {
+        let spool = try makeSpool()
+        let first = try spool.enqueue(bytes: Array("one".utf8), name: "/some/where/IMG_1.jpg", sidecar: Array("{\"author_id\":\"u1\"}".utf8))
+        let second = try spool.enqueue(bytes: Array("two".utf8), name: "IMG_1.jpg", sidecar: nil)
+        #expect(first == "IMG_1.jpg")
+        #expect(second == "IMG_1 (2).jpg")
+        #expect(FileManager.default.contents(atPath: spool.incoming + "/IMG_1.jpg.json") == Data("{\"author_id\":\"u1\"}".utf8))
+        #expect(spool.scan().ready == ["IMG_1 (2).jpg", "IMG_1.jpg"])
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: spool.incoming).filter { $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test func enqueueSkipsANameWhoseSidecarAloneIsTaken() throws {
+        let spool = try makeSpool()
+        // A sidecar left by a producer whose photo has not arrived yet: its name is taken.
+        try Data("{\"title\":\"theirs\"}".utf8).write(to: URL(fileURLWithPath: spool.incoming + "/IMG_2.jpg.json"))
+        let name = try spool.enqueue(bytes: Array("mine".utf8), name: "IMG_2.jpg", sidecar: Array("{\"title\":\"mine\"}".utf8))
+        #expect(name == "IMG_2 (2).jpg")
+        #expect(FileManager.default.contents(atPath: spool.incoming + "/IMG_2.jpg.json") == Data("{\"title\":\"theirs\"}".utf8))
+        #expect(FileManager.default.contents(atPath: spool.incoming + "/IMG_2 (2).jpg.json") == Data("{\"title\":\"mine\"}".utf8))
+        #expect(FileManager.default.contents(atPath: spool.incoming + "/IMG_2 (2).jpg") == Data("mine".utf8))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: spool.incoming).filter { $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test func aStagedPhotoIsInvisibleUntilPublishedAndDiscardingLeavesNothing() throws {
+        let spool = try makeSpool()
+        let staged = try spool.stage()
+        try staged.append(Array("first half, ".utf8))
+        try staged.append(Array("second half".utf8))
+        #expect(staged.byteCount == 23)
+        #expect(spool.scan().ready.isEmpty)
+        let name = try staged.publish(name: "upload.jpg", sidecar: nil)
+        #expect(name == "upload.jpg")
+        #expect(FileManager.default.contents(atPath: spool.incoming + "/upload.jpg") == Data("first half, second half".utf8))
+        #expect(spool.scan().ready == ["upload.jpg"])
+
+        let dropped = try spool.stage()
+        try dropped.append(Array("never published".utf8))
+        dropped.discard()
+        #expect(throws: FileSystemError.self) { try dropped.publish(name: "dropped.jpg", sidecar: nil) }
+        let names = try FileManager.default.contentsOfDirectory(atPath: spool.incoming)
+        #expect(names == ["upload.jpg"])
+    }
+
+    @Test func hiddenAndPartialUploadNamesAreMadeSafe() {
+        #expect(Spool.safeFileName("../../etc/.passwd.partial") == "passwd")
+        #expect(Spool.safeFileName(".") == "upload")
+    }
+}
