@@ -29,16 +29,20 @@ let package = Package(
         // Allocator settings for the worker process (glibc's mallopt is not visible to Swift).
         .target(name: "CRuntime"),
 
-        .target(name: "Imaging", dependencies: ["CJPEG", "CPNG"]),
+        // What kind of failure stopped a photo: the category every error type carries.
+        .target(name: "Failures"),
+        // One JSON value type: sidecars are read into it, outbox payloads are written from it.
+        .target(name: "JSONValues"),
+        .target(name: "Imaging", dependencies: ["CJPEG", "CPNG", "Failures"]),
         .target(name: "PhotoMetadata", dependencies: [
-            "CEXIF",
+            "CEXIF", "Failures", "JSONValues",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .target(name: "Moments"),
         // A reproducible generator for the property tests and the benchmark's synthetic data.
         .target(name: "SeededRandom"),
         .target(name: "Catalog", dependencies: [
-            "Moments",
+            "Failures", "JSONValues", "Moments",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         // The `server` and `webhooks` settings alone, so that what needs only them (webhook
@@ -50,21 +54,23 @@ let package = Package(
         .target(name: "Terminal", dependencies: [.product(name: "Logging", package: "swift-log")]),
         // The spool (incoming, processing, failed, staging, the watcher) and the library of
         // originals and variants: files, fsync, rename.
-        .target(name: "Storage", dependencies: ["CRuntime", "Imaging"]),
+        .target(name: "Storage", dependencies: ["CRuntime", "Failures", "Imaging"]),
         // One photo from bytes to a committed picture, the worker pool, retries, the pixel
         // budget and the failures' categories.
         .target(name: "Ingest", dependencies: [
-            "Settings", "Storage", "Terminal", "Imaging", "PhotoMetadata", "Moments", "Catalog", "CRuntime",
+            "Settings", "Storage", "Terminal", "Failures", "Imaging", "PhotoMetadata", "Moments", "Catalog", "CRuntime",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // `darkroom import`: walking a photo library, sidecars, the journal, report and progress.
         .target(name: "LibraryImport", dependencies: [
-            "Ingest", "Settings", "Storage", "Terminal", "Imaging", "PhotoMetadata", "Catalog",
+            "Ingest", "Settings", "Storage", "Terminal", "Failures", "Imaging", "PhotoMetadata", "Catalog",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // What the command line and the HTTP API both ask: moment views and exports,
         // declarations, inspect, checks of request fields.
-        .target(name: "Operations", dependencies: ["Settings", "Storage", "Imaging", "PhotoMetadata", "Moments", "Catalog"]),
+        .target(name: "Operations", dependencies: [
+            "Settings", "Storage", "Imaging", "JSONValues", "PhotoMetadata", "Moments", "Catalog",
+        ]),
         // Delivery of the outbox's events to the backend's endpoints, signed.
         .target(name: "Webhooks", dependencies: [
             "Catalog", "ServiceSettings",
@@ -74,7 +80,7 @@ let package = Package(
         ]),
         // `darkroom serve`: the backend's upload hook and read API over HTTP.
         .target(name: "HTTPService", dependencies: [
-            "Catalog", "Imaging", "Ingest", "Moments", "Operations", "PhotoMetadata", "ServiceSettings",
+            "Catalog", "Failures", "Imaging", "Ingest", "Moments", "Operations", "PhotoMetadata", "ServiceSettings",
             "Settings", "Storage", "Webhooks",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
@@ -100,16 +106,20 @@ let package = Package(
         .testTarget(name: "PhotoMetadataTests", dependencies: ["PhotoMetadata", "SeededRandom"]),
         .testTarget(name: "MomentsTests", dependencies: ["Moments", "SeededRandom"]),
         .testTarget(name: "CatalogTests", dependencies: [
-            "Catalog", "Moments", "SeededRandom",
+            "Catalog", "Failures", "Moments", "SeededRandom",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "SettingsTests", dependencies: ["Settings", "ServiceSettings", "Imaging", "Moments"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
         .testTarget(name: "IngestTests", dependencies: [
-            "Ingest", "Settings", "Storage", "Catalog", "Imaging", "PhotoMetadata", "SeededRandom",
+            "Ingest", "Settings", "Storage", "Catalog", "Failures", "Imaging", "PhotoMetadata",
             .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "LibraryImportTests", dependencies: ["LibraryImport", "Ingest", "PhotoMetadata", "Storage"]),
+        .testTarget(name: "LibraryImportTests", dependencies: [
+            "LibraryImport", "Catalog", "Failures", "Ingest", "PhotoMetadata", "Settings", "Storage",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "WebhooksTests", dependencies: [
             "Webhooks", "Catalog", "ServiceSettings",
             .product(name: "Crypto", package: "swift-crypto"),
@@ -118,7 +128,7 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "HTTPServiceTests", dependencies: [
-            "HTTPService", "Catalog", "Ingest", "ServiceSettings", "Settings", "Storage",
+            "HTTPService", "Catalog", "Failures", "Ingest", "ServiceSettings", "Settings", "Storage",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),

@@ -1,9 +1,10 @@
 import Foundation
+import Failures
 import GRDB
 import Moments
 
 /// A catalog failure, classified so that the worker knows whether to retry.
-public enum CatalogError: Error, CustomStringConvertible, Sendable, Equatable {
+public enum CatalogError: CategorizedError, CustomStringConvertible, Sendable, Equatable {
     /// Another writer held the database for longer than the busy timeout: retry later.
     case busy(path: String)
     /// The disk is full: retry once space is freed.
@@ -44,6 +45,16 @@ public enum CatalogError: Error, CustomStringConvertible, Sendable, Equatable {
         switch self {
         case .busy, .diskFull: true
         case .corrupt, .refused, .rule, .other: false
+        }
+    }
+
+    /// What kind of failure this is: a full disk is the storage's, even under the catalog; a
+    /// request the catalog or the moment rules refuse is the input's.
+    public var category: FailureCategory {
+        switch self {
+        case .busy, .corrupt, .other: .catalog
+        case .diskFull: .storage
+        case .refused, .rule: .badInput
         }
     }
 

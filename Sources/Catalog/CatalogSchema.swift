@@ -35,6 +35,11 @@ enum CatalogSchema {
         migrator.registerMigration("v7-webhook-delivery-totals") { db in
             try createWebhookDeliveryTotals(db)
         }
+        migrator.registerMigration("v8-jobs-failure-category") { db in
+            // The category each error carries where it is made: what metrics and reports group
+            // failures by. Jobs failed before it was kept have none.
+            try db.alter(table: "jobs") { t in t.add(column: "failure_category", .text) }
+        }
         return migrator
     }
 

@@ -6,8 +6,9 @@ import Synchronization
 public struct JobFigures: Sendable, Equatable {
     /// Jobs by outcome; an outcome no job had is absent.
     public var outcomes: [JobRecord.Outcome: Int]
-    /// Failed jobs by their stored reason (`jobs.error`; "" when none was stored).
-    public var failureReasons: [String: Int]
+    /// Failed jobs by their stored category (`jobs.failure_category`; "" for jobs failed before
+    /// categories were kept).
+    public var failureCategories: [String: Int]
     /// For each bound asked for, in order, the jobs that took at most that long: cumulative.
     public var durationBuckets: [Int]
     /// Jobs, whatever their outcome.
@@ -19,13 +20,13 @@ public struct JobFigures: Sendable, Equatable {
 extension JobFigures {
     /// No jobs: every count zero, `bucketCount` buckets.
     init(bucketCount: Int) {
-        self.init(outcomes: [:], failureReasons: [:], durationBuckets: Array(repeating: 0, count: bucketCount), count: 0, durationSumMs: 0)
+        self.init(outcomes: [:], failureCategories: [:], durationBuckets: Array(repeating: 0, count: bucketCount), count: 0, durationSumMs: 0)
     }
 
     /// Adds the figures of other jobs (counted with the same bounds).
     static func += (lhs: inout JobFigures, rhs: JobFigures) {
         lhs.outcomes.merge(rhs.outcomes, uniquingKeysWith: +)
-        lhs.failureReasons.merge(rhs.failureReasons, uniquingKeysWith: +)
+        lhs.failureCategories.merge(rhs.failureCategories, uniquingKeysWith: +)
         lhs.durationBuckets = zip(lhs.durationBuckets, rhs.durationBuckets).map(+)
         lhs.count += rhs.count
         lhs.durationSumMs += rhs.durationSumMs
@@ -47,16 +48,17 @@ extension JobRecord {
                                     arguments: [afterId, lastId]) {
             if let outcome = Outcome(rawValue: row["outcome"]) { outcomes[outcome] = row["n"] }
         }
-        var reasons: [String: Int] = [:]
+        var categories: [String: Int] = [:]
         for row in try Row.fetchAll(db, sql: """
-            SELECT COALESCE(error, '') AS error, COUNT(*) AS n FROM jobs WHERE \(range) AND outcome = 'failed' GROUP BY 1
+            SELECT COALESCE(failure_category, '') AS category, COUNT(*) AS n FROM jobs
+            WHERE \(range) AND outcome = 'failed' GROUP BY 1
             """, arguments: [afterId, lastId]) {
-            reasons[row["error"], default: 0] += row["n"]
+            categories[row["category"], default: 0] += row["n"]
         }
         let buckets = boundsMs.indices.map { ", COALESCE(SUM(duration_ms <= ?), 0) AS b\($0)" }.joined()
         let row = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS n, COALESCE(SUM(duration_ms), 0) AS total\(buckets) FROM jobs WHERE \(range)",
                                    arguments: StatementArguments(boundsMs) + [afterId, lastId])
-        let figures = JobFigures(outcomes: outcomes, failureReasons: reasons,
+        let figures = JobFigures(outcomes: outcomes, failureCategories: categories,
                                  durationBuckets: boundsMs.indices.map { row?["b\($0)"] ?? 0 },
                                  count: row?["n"] ?? 0, durationSumMs: row?["total"] ?? 0)
         return (figures, lastId)

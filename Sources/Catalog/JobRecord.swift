@@ -1,3 +1,4 @@
+import Failures
 import GRDB
 
 /// What became of one photo that arrived through the spool: added, duplicate or failed.
@@ -19,6 +20,9 @@ public struct JobRecord: Codable, Sendable, Equatable, FetchableRecord, MutableP
     public var pictureId: Int64?
     public var attempts: Int
     public var error: String?
+    /// What kind of failure it was (a `FailureCategory`), for failed jobs; null for others and
+    /// for jobs recorded before categories were kept.
+    public var failureCategory: String?
     /// The sidecar that came with the photo, kept even when the photo was a duplicate.
     public var sidecarJson: String?
     public var worker: String
@@ -29,7 +33,7 @@ public struct JobRecord: Codable, Sendable, Equatable, FetchableRecord, MutableP
     public init(
         sourceName: String, claimPath: String, sha256: String?, outcome: Outcome, pictureId: Int64?,
         attempts: Int, error: String?, sidecarJson: String?, worker: String,
-        startedAt: Double, finishedAt: Double
+        startedAt: Double, finishedAt: Double, failureCategory: FailureCategory? = nil
     ) {
         self.sourceName = sourceName
         self.claimPath = claimPath
@@ -38,6 +42,7 @@ public struct JobRecord: Codable, Sendable, Equatable, FetchableRecord, MutableP
         self.pictureId = pictureId
         self.attempts = attempts
         self.error = error
+        self.failureCategory = failureCategory?.rawValue
         self.sidecarJson = sidecarJson
         self.worker = worker
         self.startedAt = startedAt

@@ -1,4 +1,5 @@
 import Foundation
+import JSONValues
 import GRDB
 import Moments
 
@@ -23,25 +24,25 @@ struct OutboxWriter {
             return OutboxEvent(event: .momentUpdated, momentId: moment.id, pictureId: nil, payload: Catalog.json(Self.describe(moment)), createdAt: at)
         case .momentMerged(let from, let into):
             return OutboxEvent(event: .momentMerged, momentId: into, pictureId: nil,
-                               payload: Catalog.json(["from_moment_id": .int(from), "moment_id": .int(into)]), createdAt: at)
+                               payload: Catalog.json(["from_moment_id": .integer(from), "moment_id": .integer(into)]), createdAt: at)
         case .momentDeleted(let id):
-            return OutboxEvent(event: .momentDeleted, momentId: id, pictureId: nil, payload: Catalog.json(["moment_id": .int(id)]), createdAt: at)
+            return OutboxEvent(event: .momentDeleted, momentId: id, pictureId: nil, payload: Catalog.json(["moment_id": .integer(id)]), createdAt: at)
         case .pictureAdded(let picture, let moment):
             return OutboxEvent(event: .pictureAdded, momentId: moment, pictureId: picture,
-                               payload: Catalog.json(["picture_id": .int(picture), "moment_id": moment.map { .int($0) } ?? .null]), createdAt: at)
+                               payload: Catalog.json(["picture_id": .integer(picture), "moment_id": moment.map { .integer($0) } ?? .null]), createdAt: at)
         case .pictureRemoved(let picture, let moment):
             return OutboxEvent(event: .pictureRemoved, momentId: moment, pictureId: picture,
-                               payload: Catalog.json(["picture_id": .int(picture), "moment_id": moment.map { .int($0) } ?? .null]), createdAt: at)
+                               payload: Catalog.json(["picture_id": .integer(picture), "moment_id": moment.map { .integer($0) } ?? .null]), createdAt: at)
         case .coverChanged(let moment, let picture, let reason):
             return OutboxEvent(event: .momentCoverChanged, momentId: moment, pictureId: picture,
-                               payload: Catalog.json(["moment_id": .int(moment), "picture_id": picture.map { .int($0) } ?? .null, "reason": .string(reason)]),
+                               payload: Catalog.json(["moment_id": .integer(moment), "picture_id": picture.map { .integer($0) } ?? .null, "reason": .string(reason)]),
                                createdAt: at)
         case .candidateRecorded(let picture, let moment):
             return OutboxEvent(event: .momentCandidate, momentId: moment, pictureId: picture,
-                               payload: Catalog.json(["moment_id": .int(moment), "picture_id": .int(picture), "candidate": .bool(true)]), createdAt: at)
+                               payload: Catalog.json(["moment_id": .integer(moment), "picture_id": .integer(picture), "candidate": .bool(true)]), createdAt: at)
         case .candidateWithdrawn(let picture, let moment):
             return OutboxEvent(event: .momentCandidate, momentId: moment, pictureId: picture,
-                               payload: Catalog.json(["moment_id": .int(moment), "picture_id": .int(picture), "candidate": .bool(false)]), createdAt: at)
+                               payload: Catalog.json(["moment_id": .integer(moment), "picture_id": .integer(picture), "candidate": .bool(false)]), createdAt: at)
         }
     }
 
@@ -50,7 +51,7 @@ struct OutboxWriter {
 
     static func describe(_ moment: Moment) -> [String: JSONValue] {
         [
-            "moment_id": .int(moment.id), "kind": .string(moment.kind.rawValue), "place_id": .int(moment.placeId),
+            "moment_id": .integer(moment.id), "kind": .string(moment.kind.rawValue), "place_id": .integer(moment.placeId),
             "start": .string(moment.start.formatted(Self.iso8601)),
             "end": .string(moment.end.formatted(Self.iso8601)),
             "creator": moment.creator.map { .string($0) } ?? .null, "visibility": .string(moment.visibility.rawValue),

@@ -61,14 +61,13 @@ public final class APIServer: Sendable {
         let spool: Spool
         let catalog: Catalog
         do {
-            if runWorkers {
-                let worker = try Worker(configuration: configuration, logger: logger)
-                (self.worker, spool, catalog) = (worker, worker.spool, worker.catalog)
-            } else {
-                worker = nil
-                spool = try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds)
-                catalog = try Catalog(path: configuration.catalogPath, momentRules: configuration.moments)
-            }
+            spool = try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds)
+            catalog = try Catalog(path: configuration.catalogPath, momentRules: configuration.moments)
+            worker = runWorkers
+                ? Worker(configuration: configuration, spool: spool,
+                         library: try Library(root: configuration.libraryRoot, backupRoot: configuration.backupDir),
+                         catalog: catalog, logger: logger)
+                : nil
         } catch {
             throw .cannotOpen("\(error)")
         }

@@ -1,4 +1,5 @@
 import Catalog
+import Failures
 import Foundation
 import Synchronization
 import Webhooks
@@ -91,11 +92,14 @@ public final class ServiceMetrics: Sendable {
         for outcome in [JobRecord.Outcome.added, .duplicate, .failed] {
             out.sample("darkroom_photos_processed_total", ["outcome": outcome.rawValue], Double(jobs.outcomes[outcome] ?? 0))
         }
-        var failures: [FailureClass: Int] = [:]
-        for (reason, count) in jobs.failureReasons { failures[FailureClass(reason: reason), default: 0] += count }
-        out.family("darkroom_photos_failed_total", .counter, "Photos that failed, by class of reason.")
-        for kind in FailureClass.allCases {
-            out.sample("darkroom_photos_failed_total", ["reason": kind.rawValue], Double(failures[kind] ?? 0))
+        out.family("darkroom_photos_failed_total", .counter, "Photos that failed, by the category their error carried.")
+        for category in FailureCategory.allCases {
+            out.sample("darkroom_photos_failed_total", ["category": category.rawValue],
+                       Double(jobs.failureCategories[category.rawValue] ?? 0))
+        }
+        // Jobs failed before categories were stored: counted apart, never guessed from their text.
+        if let unrecorded = jobs.failureCategories[""], unrecorded > 0 {
+            out.sample("darkroom_photos_failed_total", ["category": "unrecorded"], Double(unrecorded))
         }
         out.family("darkroom_photo_duration_seconds", .histogram, "Time from claim to commit of each photo, whatever its outcome.")
         out.histogram("darkroom_photo_duration_seconds", [:], RenderedHistogram(

@@ -6,8 +6,19 @@ enum FormatSniffer {
         return nil
     }
 
-    /// A short description of bytes that are not JPEG or PNG, for the refusal message.
-    static func describe(_ bytes: [UInt8]) -> String {
+    /// ISO media brands of video files (phones' MP4 and 3GP, QuickTime), which a photo
+    /// library's folders hold beside the photos.
+    static let videoBrands: [String: String] = [
+        "qt": "a QuickTime movie (MOV)",
+        "isom": "an MP4 video", "iso2": "an MP4 video", "mp41": "an MP4 video", "mp42": "an MP4 video",
+        "avc1": "an MP4 video", "m4v": "an MP4 video", "mmp4": "an MP4 video",
+        "3gp4": "an MP4 video", "3gp5": "an MP4 video", "3g2a": "an MP4 video",
+    ]
+
+    /// A short description of bytes that are not JPEG or PNG, for the refusal message: what
+    /// they look like. `showingBytes` adds the first bytes of unknown data (for one file's
+    /// refusal); without it, descriptions group files of one kind (for a summary).
+    static func describe(_ bytes: [UInt8], showingBytes: Bool = true) -> String {
         func ascii(_ range: Range<Int>) -> String {
             guard bytes.count >= range.upperBound else { return "" }
             return String(decoding: bytes[range], as: UTF8.self)
@@ -19,7 +30,9 @@ enum FormatSniffer {
             switch brand {
             case "heic", "heix", "hevc", "heim", "heis", "mif1", "msf1": return "a HEIF/HEIC image"
             case "avif", "avis": return "an AVIF image"
-            default: return "an ISO media file (brand '\(brand)')"
+            default:
+                let code = String(brand.filter { $0 != " " }).lowercased()
+                return videoBrands[code] ?? "an ISO media file (brand '\(brand)')"
             }
         }
         if bytes.starts(with: [0x49, 0x49, 0x2A, 0x00]) || bytes.starts(with: [0x4D, 0x4D, 0x00, 0x2A]) {
@@ -44,6 +57,7 @@ enum FormatSniffer {
             return "plain text"
         }
         if head.allSatisfy({ $0 == 0 }) { return "zero bytes" }
+        guard showingBytes else { return "unknown binary data" }
         let hex = bytes.prefix(4).map { byte in
             let digits = String(byte, radix: 16)
             return digits.count == 1 ? "0" + digits : digits

@@ -21,6 +21,12 @@ public enum Imaging {
         FormatSniffer.format(of: bytes)
     }
 
+    /// What bytes that are not a photo Darkroom reads look like ("a PDF document", "an MP4
+    /// video"); `showingBytes` adds the first bytes of unknown data.
+    public static func describe(_ bytes: [UInt8], showingBytes: Bool = true) -> String {
+        bytes.isEmpty ? "an empty file (0 bytes)" : FormatSniffer.describe(bytes, showingBytes: showingBytes)
+    }
+
     /// The header of a JPEG or PNG, without decoding pixels (cheap: no raster is allocated).
     /// Throws `ImagingError` for empty files, other formats and unreadable headers.
     public static func probe(_ bytes: [UInt8]) throws -> ImageInfo {

@@ -1,6 +1,8 @@
+import Failures
+
 /// Why a photo could not be probed or rendered. Each description is one line that says what
 /// is wrong and, where it helps, what to do; it names no file (the caller adds the name).
-public enum ImagingError: Error, CustomStringConvertible, Equatable {
+public enum ImagingError: CategorizedError, CustomStringConvertible, Equatable {
     /// The file has no bytes at all.
     case emptyFile
     /// Neither JPEG nor PNG; the associated text says what the bytes look like.
@@ -50,6 +52,17 @@ public enum ImagingError: Error, CustomStringConvertible, Equatable {
             return "not enough memory to decode \(width)×\(height) pixels; lower the worker count or the pixel limit"
         case .encodeFailed(let variant, let detail):
             return "could not encode variant '\(variant)' (\(detail))"
+        }
+    }
+
+    /// What kind of failure this is, for metrics and reports.
+    public var category: FailureCategory {
+        switch self {
+        case .emptyFile, .truncated, .corrupt, .zeroSize: .badInput
+        case .notAnImage, .unsupportedPrecision: .unsupportedFormat
+        case .tooManyPixels, .outOfMemory: .tooLarge
+        case .invalidRecipe, .invalidColour: .configuration
+        case .encodeFailed: .internal
         }
     }
 }

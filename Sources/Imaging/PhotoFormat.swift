@@ -20,6 +20,6 @@ public enum PhotoFormat {
     /// The reason bytes that are neither JPEG nor PNG are refused, naming what they look like.
     public static func refusal(_ bytes: [UInt8]) -> String {
         if bytes.isEmpty { return "empty file (0 bytes); upload the photo again" }
-        return "not a JPEG or PNG (\(FileKind.describe(bytes))); only JPEG and PNG photos are accepted"
+        return "not a JPEG or PNG (looks like \(Imaging.describe(bytes))); only JPEG and PNG photos are accepted"
     }
 }

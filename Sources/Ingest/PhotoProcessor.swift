@@ -6,95 +6,19 @@ import PhotoMetadata
 import Settings
 import Storage
 
-/// Why a photo could not be processed, and whether trying again may help.
-public struct ProcessingFailure: Error, CustomStringConvertible, Sendable {
-    /// One line: what failed and what to do.
-    public var reason: String
-    /// True for conditions that may pass (disk full, catalog busy); false for the photo itself.
-    public var isTransient: Bool
-
-    public var description: String { reason }
-
-    public static func permanent(_ reason: String) -> ProcessingFailure { ProcessingFailure(reason: reason, isTransient: false) }
-
-    public init(reason: String, isTransient: Bool) {
-        self.reason = reason
-        self.isTransient = isTransient
-    }
-
-    /// Classifies any error thrown while processing one photo.
-    public init(_ error: any Error) {
-        switch error {
-        case let failure as ProcessingFailure: self = failure
-        case let error as FileSystemError: self.init(reason: error.description, isTransient: error.isTransient)
-        case let error as CatalogError: self.init(reason: error.description, isTransient: error.isTransient)
-        case let error as ImagingError: self.init(reason: error.description, isTransient: false)
-        case let error as MetadataError: self.init(reason: error.description, isTransient: false)
-        default: self.init(reason: "\(error)", isTransient: false)
-        }
-    }
-}
-
-/// What became of one photo.
-public enum PhotoOutcome: Sendable, Equatable {
-    case added(pictureId: Int64, momentId: Int64?)
-    case duplicate(of: Int64)
-
-    public var label: String {
-        switch self {
-        case .added: "added"
-        case .duplicate: "duplicate"
-        }
-    }
-}
-
-/// One photo for the processor, wherever it comes from: a spool claim or a file of a library
-/// being imported. Both take the same path through `PhotoProcessor.process(_:attempt:deadline:startedAt:)`.
-public struct PhotoInput: Sendable {
-    /// Where the photo's bytes are read.
-    public var path: String
-    /// The name it is recorded under (`pictures.source_name`, `jobs.source_name`).
-    public var sourceName: String
-    /// What identifies this arrival in the jobs table (`jobs.claim_path`).
-    public var jobKey: String
-    /// The worker processing it.
-    public var worker: String
-    /// What the uploader (or an imported library's sidecars) says about the photo.
-    public var sidecar: Sidecar?
-    /// The sidecar as kept in the job row.
-    public var sidecarJson: String?
-    /// Where the sidecar's values came from (an imported library's Takeout or XMP files), put
-    /// first among the metadata's warnings so that the catalog shows it.
-    public var notes: [String] = []
-    /// Hard-link the original into the library from `path` rather than write a copy.
-    public var linkOriginal = false
-
-    public init(path: String, sourceName: String, jobKey: String, worker: String, sidecar: Sidecar?,
-                sidecarJson: String?, notes: [String] = [], linkOriginal: Bool = false) {
-        self.path = path
-        self.sourceName = sourceName
-        self.jobKey = jobKey
-        self.worker = worker
-        self.sidecar = sidecar
-        self.sidecarJson = sidecarJson
-        self.notes = notes
-        self.linkOriginal = linkOriginal
-    }
-}
-
 /// Turns one claimed photo into stored files and a committed catalog entry. Every step but the
 /// last two is a function of the photo's bytes; the side effects sit at the end: the library
 /// (durable files), then the catalog (one transaction).
 public struct PhotoProcessor: Sendable {
     public let configuration: Configuration
-    public let library: Library
-    public let catalog: Catalog
+    public let library: any BlobStore
+    public let catalog: any PictureCatalog
     public let budget: PixelBudget
     /// Allocations below this size stay in the heap (a 12 MP decode at 5/8 scale is ~14 MB).
     public static let largeAllocationThreshold = 256 << 20
 
     /// The processor of every photo, for the spool's workers, the import and the HTTP hook alike.
-    public init(configuration: Configuration, library: Library, catalog: Catalog, budget: PixelBudget) {
+    public init(configuration: Configuration, library: any BlobStore, catalog: any PictureCatalog, budget: PixelBudget) {
         self.configuration = configuration
         self.library = library
         self.catalog = catalog
@@ -109,7 +33,7 @@ public struct PhotoProcessor: Sendable {
         let sidecarBytes = try claim.sidecarPath.map { path throws in try FileSystem.read(path) }
         let sidecar = try sidecarBytes.map { bytes throws in
             do { return try Sidecar(jsonBytes: bytes) } catch {
-                throw ProcessingFailure.permanent("sidecar \(claim.sourceName).json: \(error); fix it, then run `darkroom retry`")
+                throw ProcessingFailure.permanent("sidecar \(claim.sourceName).json: \(error); fix it, then run `darkroom retry`", .badInput)
             }
         }
         // The claimed file is the spool's to consume (it is removed once committed): link it into
@@ -124,7 +48,7 @@ public struct PhotoProcessor: Sendable {
     public func process(_ input: PhotoInput, attempt: Int, deadline: Date, startedAt: Date) throws -> PhotoOutcome {
         let bytes = try FileSystem.read(input.path)
         guard let format = Imaging.sniff(bytes) else {
-            throw ProcessingFailure.permanent(PhotoFormat.refusal(bytes))
+            throw ProcessingFailure.permanent(PhotoFormat.refusal(bytes), bytes.isEmpty ? .badInput : .unsupportedFormat)
         }
         let fileTime = FileSystem.status(input.path).map { Date(timeIntervalSince1970: $0.modified) }
         var metadata = PhotoMetadata.read(bytes, sidecar: input.sidecar, fileTime: fileTime,
@@ -154,11 +78,10 @@ public struct PhotoProcessor: Sendable {
         try checkDeadline(deadline)
 
         let ext = PhotoFormat.fileExtension(format)
-        let originalPath = input.linkOriginal
-            ? try library.linkOriginal(from: input.path, bytes: bytes, sha256: metadata.sha256, extension: ext)
-            : try library.storeOriginal(bytes, sha256: metadata.sha256, extension: ext)
-        let paths = rendered.variants.map { Library.variantPath(sha256: metadata.sha256, variant: $0.name, extension: "jpg") }
-        try library.store(zip(rendered.variants, paths).map { (bytes: $0.bytes, relative: $1) })
+        let originalPath = try library.putOriginal(bytes, sha256: metadata.sha256, extension: ext,
+                                                   linkingFrom: input.linkOriginal ? input.path : nil)
+        let paths = try library.putVariants(rendered.variants.map { (name: $0.name, extension: "jpg", bytes: $0.bytes) },
+                                            sha256: metadata.sha256)
         let variants = zip(rendered.variants, paths).map { variant, path in
             VariantRecord(pictureId: 0, name: variant.name, path: path, width: variant.width,
                           height: variant.height, bytes: Int64(variant.bytes.count), format: variant.format.rawValue)
@@ -181,7 +104,7 @@ public struct PhotoProcessor: Sendable {
 
     private func checkDeadline(_ deadline: Date) throws {
         if Date() > deadline {
-            throw ProcessingFailure.permanent("took longer than \(Int(configuration.photoTimeoutSeconds)) s (worker.photo_timeout_seconds); raise the limit to process it")
+            throw ProcessingFailure.permanent("took longer than \(Int(configuration.photoTimeoutSeconds)) s (worker.photo_timeout_seconds); raise the limit to process it", .timeout)
         }
     }
 }

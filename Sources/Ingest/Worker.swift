@@ -29,20 +29,30 @@ public struct RunOptions: Sendable {
 public final class Worker: Sendable {
     public let configuration: Configuration
     public let spool: Spool
-    public let library: Library
-    public let catalog: Catalog
+    public let library: any BlobStore
+    public let catalog: any PictureCatalog
     public let identity: WorkerIdentity
     public let processor: PhotoProcessor
     public let logger: Logger
     public let stopSignal = StopSignal()
 
     /// Opens the spool, library and catalog of `configuration` (creating them when missing).
-    public init(configuration: Configuration, logger: Logger) throws {
+    public convenience init(configuration: Configuration, logger: Logger) throws {
+        self.init(configuration: configuration,
+                  spool: try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds),
+                  library: try Library(root: configuration.libraryRoot, backupRoot: configuration.backupDir),
+                  catalog: try Catalog(path: configuration.catalogPath, momentRules: configuration.moments),
+                  logger: logger)
+    }
+
+    /// A worker over stores already open: any blob store and any catalog that photo
+    /// processing can commit to.
+    public init(configuration: Configuration, spool: Spool, library: any BlobStore, catalog: any PictureCatalog, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        spool = try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds)
-        library = try Library(root: configuration.libraryRoot, backupRoot: configuration.backupDir)
-        catalog = try Catalog(path: configuration.catalogPath, momentRules: configuration.moments)
+        self.spool = spool
+        self.library = library
+        self.catalog = catalog
         identity = .current
         processor = PhotoProcessor(configuration: configuration, library: library, catalog: catalog,
                                    budget: PixelBudget(limit: configuration.pixelBudget))
@@ -56,7 +66,7 @@ public final class Worker: Sendable {
     /// Runs until stopped (or, with `once`, until `incoming/` is drained). Returns the tally.
     public func run(_ options: RunOptions) -> RunTally {
         let started = Date()
-        let swept = library.sweepTemporaries(olderThan: configuration.photoTimeoutSeconds)
+        let swept = library.sweepTemporaries(olderThan: configuration.photoTimeoutSeconds, now: Date())
             + FileSystem.sweepTemporaries(under: spool.root, olderThan: configuration.photoTimeoutSeconds)
         if swept > 0 { logger.info("swept temporary files left by a killed run", metadata: ["count": "\(swept)"]) }
         recoverAbandonedClaims()
@@ -156,7 +166,7 @@ public final class Worker: Sendable {
         queue.holding(claim)
         let started = Date()
         if claim.recoveries > configuration.maxRecoveries {
-            return fail(claim, ProcessingFailure.permanent("a worker stopped while processing this photo \(claim.recoveries) times; it may crash the decoder; check the file"), attempts: claim.recoveries, started: started)
+            return fail(claim, ProcessingFailure.permanent("a worker stopped while processing this photo \(claim.recoveries) times; it may crash the decoder; check the file", .crashed), attempts: claim.recoveries, started: started)
         }
         let tries = processor.withRetries(started: started, stop: stopSignal, failWhenStopped: true, retrying: { failure, attempt, delay in
             logger.warning("retrying after a transient failure", metadata: [
@@ -187,7 +197,7 @@ public final class Worker: Sendable {
     private func fail(_ claim: Claim, _ failure: ProcessingFailure, attempts: Int, started: Date) -> RunTally.Result {
         let reason = failure.reason
         do {
-            try spool.fail(claim, reason: reason, attempts: attempts)
+            try spool.fail(claim, reason: reason, category: failure.category.rawValue, attempts: attempts)
         } catch {
             // The photo stays claimed in processing/ and is taken back by the next recovery.
             logger.error("cannot move failed photo", metadata: ["file": "\(claim.sourceName)", "reason": "\(error)"])
@@ -196,10 +206,11 @@ public final class Worker: Sendable {
         let now = Date()
         let job = JobRecord(sourceName: claim.sourceName, claimPath: claim.path, sha256: nil, outcome: .failed,
                             pictureId: nil, attempts: attempts, error: reason, sidecarJson: nil,
-                            worker: claim.worker, startedAt: started.timeIntervalSince1970, finishedAt: now.timeIntervalSince1970)
+                            worker: claim.worker, startedAt: started.timeIntervalSince1970, finishedAt: now.timeIntervalSince1970,
+                            failureCategory: failure.category)
         try? catalog.recordFailure(job)
         logger.warning("photo", metadata: ["file": "\(claim.sourceName)", "outcome": "failed", "reason": "\(reason)",
-                                           "ms": "\(Self.milliseconds(since: started))"])
+                                           "category": "\(failure.category.rawValue)", "ms": "\(Self.milliseconds(since: started))"])
         return .failed
     }
 

@@ -1,3 +1,4 @@
+import Failures
 import Foundation
 
 /// The running tallies of an import, shared by the walking thread, the worker threads and the
@@ -105,9 +106,10 @@ final class ImportLedger: @unchecked Sendable {
     }
 
     /// A photo that failed, with its one-line reason.
-    func failed(_ file: String, reason: String) {
+    func failed(_ file: String, reason: String, category: FailureCategory) {
         update { report in
             report.failed += 1
+            report.failedByCategory[category.rawValue, default: 0] += 1
             report.failedByReason[reason, default: []].append(file)
         }
         settle(processed: true)

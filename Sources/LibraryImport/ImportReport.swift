@@ -33,6 +33,8 @@ public struct ImportReport: Sendable, Codable, Equatable {
     public var failed: Int
     /// The failures of this run: each reason with the files it applies to.
     public var failedByReason: [String: [String]]
+    /// The failures of this run by category (`bad_input`, `unsupported_format`, `storage`, ...).
+    public var failedByCategory: [String: Int]
     /// Files that are not JPEG or PNG, by their bytes.
     public var skipped: Int
     /// The skipped files by what their bytes look like.
@@ -66,6 +68,7 @@ public struct ImportReport: Sendable, Codable, Equatable {
         case alreadyImported = "already_imported"
         case previouslyFailed = "previously_failed"
         case failedByReason = "failed_by_reason"
+        case failedByCategory = "failed_by_category"
         case skippedByType = "skipped_by_type"
         case hiddenOrSystem = "hidden_or_system"
         case notFollowed = "not_followed"
@@ -92,6 +95,7 @@ public struct ImportReport: Sendable, Codable, Equatable {
         previouslyFailed = 0
         failed = 0
         failedByReason = [:]
+        failedByCategory = [:]
         skipped = 0
         skippedByType = [:]
         hiddenOrSystem = 0
@@ -132,7 +136,8 @@ public struct ImportReport: Sendable, Codable, Equatable {
         }
         if alreadyImported > 0 { lines.append(row("already imported", alreadyImported, "(by an earlier run: skipped)")) }
         if previouslyFailed > 0 { lines.append(row("failed before", previouslyFailed, "(not tried again; --retry-failed tries them)")) }
-        lines.append(row(dryRun ? "would fail" : "failed", failed))
+        let categories = failedByCategory.keys.sorted().map { "\($0) \(failedByCategory[$0] ?? 0)" }
+        lines.append(row(dryRun ? "would fail" : "failed", failed, categories.isEmpty ? "" : "(\(categories.joined(separator: ", ")))"))
         lines += groups(failedByReason)
         lines.append(row("skipped", skipped, skipped > 0 ? "(not JPEG or PNG)" : ""))
         lines += groups(skippedByType)

@@ -46,7 +46,7 @@ struct ImportSidecars: Sendable {
                 do {
                     darkroom = try Sidecar(jsonBytes: bytes)
                 } catch {
-                    throw ProcessingFailure.permanent("sidecar \(directory)/\(name): \(error); fix or remove it, then import again with --retry-failed")
+                    throw ProcessingFailure.permanent("sidecar \(directory)/\(name): \(error); fix or remove it, then import again with --retry-failed", .badInput)
                 }
                 darkroomText = String(decoding: bytes, as: UTF8.self)
                 result.used.append("darkroom:" + name)

@@ -63,7 +63,8 @@ extension Importer {
                                                    author: options.author, zone: configuration.defaultTimeZone)
             ledger.wouldImport(sidecars: sidecars.used)
         } catch {
-            ledger.failed(item.sourceName, reason: ProcessingFailure(error).reason)
+            let failure = ProcessingFailure(error)
+            ledger.failed(item.sourceName, reason: failure.reason, category: failure.category)
         }
     }
 
@@ -97,10 +98,12 @@ extension Importer {
     private func fail(_ item: ImportItem, _ error: any Error, attempts: Int, sidecars: ImportSidecars?, started: Date,
                       _ ledger: ImportLedger, _ progress: ImportProgress, importId: Int64?) {
         guard let services else { return }
-        let reason = ProcessingFailure(error).reason
+        let failure = ProcessingFailure(error)
+        let reason = failure.reason
         let job = JobRecord(sourceName: item.sourceName, claimPath: item.jobKey, sha256: nil, outcome: .failed, pictureId: nil,
                             attempts: attempts, error: reason, sidecarJson: sidecars?.json, worker: identity.name,
-                            startedAt: started.timeIntervalSince1970, finishedAt: Date().timeIntervalSince1970)
+                            startedAt: started.timeIntervalSince1970, finishedAt: Date().timeIntervalSince1970,
+                            failureCategory: failure.category)
         do {
             try services.catalog.recordFailure(job)
         } catch {
@@ -108,7 +111,7 @@ extension Importer {
         }
         record(item, outcome: .failed, job: try? services.catalog.latestJob(claimPath: item.jobKey),
                sidecars: sidecars?.used ?? [], importId: importId, error: reason)
-        ledger.failed(item.sourceName, reason: reason)
+        ledger.failed(item.sourceName, reason: reason, category: failure.category)
         progress.aside {
             logger.warning("photo", metadata: ["file": "\(item.sourceName)", "outcome": "failed", "reason": "\(reason)",
                                                "ms": "\(Int(Date().timeIntervalSince(started) * 1000))"])

@@ -37,8 +37,9 @@ public final class Importer: Sendable {
 
     /// What a real (not dry) run writes to.
     struct Services: Sendable {
+        /// The local library: `--link` and `--move` need to know its file system.
         let library: Library
-        let catalog: Catalog
+        let catalog: any ImportJournal
         let processor: PhotoProcessor
     }
 
@@ -63,17 +64,34 @@ public final class Importer: Sendable {
             }
             return
         }
+        let library: Library
+        let catalog: Catalog
         do {
-            let library = try Library(root: configuration.libraryRoot, backupRoot: configuration.backupDir)
-            let catalog = try Catalog(path: configuration.catalogPath, momentRules: configuration.moments)
-            services = Services(library: library, catalog: catalog,
-                                processor: PhotoProcessor(configuration: configuration, library: library, catalog: catalog,
-                                                          budget: PixelBudget(limit: configuration.pixelBudget)))
+            library = try Library(root: configuration.libraryRoot, backupRoot: configuration.backupDir)
+            catalog = try Catalog(path: configuration.catalogPath, momentRules: configuration.moments)
         } catch let error as FileSystemError {
             throw .cannotOpen(error.description)
         } catch {
             throw .cannotOpen("\(error)")
         }
+        services = Services(library: library, catalog: catalog,
+                            processor: PhotoProcessor(configuration: configuration, library: library, catalog: catalog,
+                                                      budget: PixelBudget(limit: configuration.pixelBudget)))
+        journalReader = nil
+    }
+
+    /// An import (not a dry run) into stores already open: the local library and any catalog
+    /// that keeps an import journal.
+    public init(configuration: Configuration, options: ImportOptions, library: Library, catalog: any ImportJournal,
+                logger: Logger) throws(ImportError) {
+        self.configuration = configuration
+        self.options = options
+        self.logger = logger
+        roots = try ImportWalker.roots(options.folders)
+        queue = ImportQueue(capacity: 2 * configuration.effectiveConcurrency)
+        services = Services(library: library, catalog: catalog,
+                            processor: PhotoProcessor(configuration: configuration, library: library, catalog: catalog,
+                                                      budget: PixelBudget(limit: configuration.pixelBudget)))
         journalReader = nil
     }
 
@@ -236,23 +254,6 @@ public final class Importer: Sendable {
     /// What a file that is neither JPEG nor PNG looks like, by its first bytes, as a group name.
     static func typeName(_ head: [UInt8]?) -> String {
         guard let head else { return "an unreadable file" }
-        do {
-            _ = try Imaging.probe(head)
-        } catch ImagingError.emptyFile {
-            return "an empty file (0 bytes)"
-        } catch ImagingError.notAnImage(let looksLike) {
-            if looksLike.hasPrefix("unknown binary data") { return "unknown binary data" }
-            if let brand = looksLike.range(of: "brand '") {
-                let code = looksLike[brand.upperBound...].prefix(4).trimmingCharacters(in: .whitespaces).lowercased()
-                if code == "qt" { return "a QuickTime movie (MOV)" }
-                if ["isom", "iso2", "mp41", "mp42", "avc1", "m4v", "3gp4", "3gp5", "3g2a", "mmp4"].contains(code) {
-                    return "an MP4 video"
-                }
-            }
-            return looksLike
-        } catch {
-            return "a damaged photo header"
-        }
-        return "a photo header with no image data"
+        return Imaging.describe(head, showingBytes: false)
     }
 }

@@ -1,6 +1,8 @@
+import Failures
+
 /// Why a sidecar could not be used. The photo itself is never lost: the caller decides whether
 /// to ingest it without the sidecar or to set it aside.
-public enum MetadataError: Error, CustomStringConvertible, Equatable {
+public enum MetadataError: CategorizedError, CustomStringConvertible, Equatable {
     /// The sidecar file exists but could not be read.
     case sidecarUnreadable(file: String, reason: String)
     /// The sidecar is not a JSON object.
@@ -19,6 +21,9 @@ public enum MetadataError: Error, CustomStringConvertible, Equatable {
             "sidecar \(file ?? "(bytes)"): key \"\(key)\" \(problem); fix or remove the sidecar"
         }
     }
+
+    /// A sidecar that cannot be used is always the input's fault.
+    public var category: FailureCategory { .badInput }
 
     /// The same error attributed to a file.
     func attributed(to file: String) -> MetadataError {

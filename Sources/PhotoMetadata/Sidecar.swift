@@ -1,4 +1,5 @@
 import Foundation
+import JSONValues
 
 /// The point of a photo the uploader wants kept in crops, in fractions of the width and height
 /// from the top-left corner (0…1).

@@ -1,10 +1,11 @@
+import Failures
 import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// A file-system failure, classified so that the worker knows whether to retry.
-public struct FileSystemError: Error, CustomStringConvertible, Sendable, Equatable {
+public struct FileSystemError: CategorizedError, CustomStringConvertible, Sendable, Equatable {
     /// What was being done ("write", "rename", ...).
     public var operation: String
     /// The path it was done to.
@@ -16,6 +17,9 @@ public struct FileSystemError: Error, CustomStringConvertible, Sendable, Equatab
     public var isTransient: Bool {
         [ENOSPC, EDQUOT, EMFILE, ENFILE, EAGAIN, EINTR, EIO, EBUSY].contains(code)
     }
+
+    /// Always the storage's: the spool's or the library's file system.
+    public var category: FailureCategory { .storage }
 
     public var description: String {
         let reason = String(cString: strerror(code))

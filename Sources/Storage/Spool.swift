@@ -107,12 +107,12 @@ public struct Spool: Sendable {
     /// Moves a photo that cannot be processed into `failed/`, with its sidecar and
     /// `NAME.error.json` (the reason, the attempt count and the time). Returns the failed path.
     @discardableResult
-    public func fail(_ claim: Claim, reason: String, attempts: Int, now: Date = Date()) throws(FileSystemError) -> String {
+    public func fail(_ claim: Claim, reason: String, category: String, attempts: Int, now: Date = Date()) throws(FileSystemError) -> String {
         let placed = try FileSystem.moveNoReplace(claim.path, to: failed + "/" + claim.sourceName)
         if let sidecar = claim.sidecarPath {
             _ = try? FileSystem.moveNoReplace(sidecar, to: placed + ".json")
         }
-        let report = FailureReport(file: claim.sourceName, reason: reason, attempts: attempts,
+        let report = FailureReport(file: claim.sourceName, reason: reason, category: category, attempts: attempts,
                                    failedAt: ISO8601DateFormatter().string(from: now), worker: claim.worker)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -184,6 +184,9 @@ public struct FailureReport: Codable, Sendable, Equatable {
     public var file: String
     /// One line: what failed and what to do.
     public var reason: String
+    /// What kind of failure it was (a failure category such as `bad_input`); absent in reports
+    /// written before categories were kept.
+    public var category: String?
     /// How many times it was tried.
     public var attempts: Int
     /// When it failed (ISO 8601).

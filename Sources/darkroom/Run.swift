@@ -1,8 +1,10 @@
 import ArgumentParser
+import Catalog
 import Dispatch
 import Foundation
 import Logging
 import Ingest
+import Storage
 import Terminal
 
 struct Run: ParsableCommand {
@@ -51,13 +53,18 @@ struct Run: ParsableCommand {
         if let concurrency { configuration.concurrency = concurrency }
         let logger = logFormat.bootstrap()
         let worker: Worker
+        let catalog: Catalog
         do {
-            worker = try Worker(configuration: configuration, logger: logger)
+            catalog = try Catalog(path: configuration.catalogPath, momentRules: configuration.moments)
+            worker = Worker(configuration: configuration,
+                            spool: try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds),
+                            library: try Library(root: configuration.libraryRoot, backupRoot: configuration.backupDir),
+                            catalog: catalog, logger: logger)
         } catch {
             throw ValidationError("cannot open the spool, library or catalog: \(error)")
         }
         // A missing secret is one line ("Error: webhooks.urls lists ..."), before any photo is taken.
-        let webhooks = try RunWebhooks.start(configuration, catalog: worker.catalog, logger: logger)
+        let webhooks = try RunWebhooks.start(configuration, catalog: catalog, logger: logger)
         let signals = StopSignals { worker.stop() }
         logger.info("darkroom run", metadata: [
             "spool": "\(configuration.spoolRoot)", "catalog": "\(configuration.catalogPath)",

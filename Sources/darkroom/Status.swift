@@ -57,7 +57,9 @@ struct Status: ParsableCommand {
         print("spool     \(configuration.spoolRoot)")
         print("  waiting     \(depth.incoming)")
         print("  processing  \(depth.processing)")
-        print("  failed      \(depth.failed)")
+        let byCategory = Dictionary(grouping: failed) { $0.category ?? "unrecorded" }.mapValues(\.count)
+        let categories = byCategory.keys.sorted().map { "\($0) \(byCategory[$0] ?? 0)" }.joined(separator: ", ")
+        print("  failed      \(depth.failed)" + (categories.isEmpty ? "" : "  (\(categories))"))
         print("catalog   \(configuration.catalogPath)")
         print("  pictures    \(counts.pictures)  (\(counts.variants) variants)")
         print("  moments     \(counts.moments) in \(counts.places) places")
@@ -68,7 +70,7 @@ struct Status: ParsableCommand {
         if !failed.isEmpty {
             print("failed photos (spool/failed/; `darkroom retry` moves them back):")
             for report in failed.prefix(failures) {
-                print("  \(report.failedPath ?? report.file): \(report.reason)")
+                print("  \(report.failedPath ?? report.file): [\(report.category ?? "unrecorded")] \(report.reason)")
             }
             if failed.count > failures { print("  … and \(failed.count - failures) more (--failures N, or --json)") }
         }

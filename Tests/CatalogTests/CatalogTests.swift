@@ -1,4 +1,5 @@
 @testable import Catalog
+import Failures
 import Foundation
 import GRDB
 import Testing
@@ -25,30 +26,31 @@ struct CatalogTests {
     @Test func aJobTallyCountsOnlyWhatWasAddedAndAgreesWithAWholeCount() throws {
         let catalog = try Catalog(path: path)
         let bounds: [Double] = [500, 1500]
-        func failure(_ name: String, _ reason: String, ms: Double) -> JobRecord {
+        func failure(_ name: String, _ reason: String, _ category: FailureCategory, ms: Double) -> JobRecord {
             var failed = job(name)
             failed.outcome = .failed
             failed.error = reason
+            failed.failureCategory = category.rawValue
             failed.durationMs = ms
             return failed
         }
         let tally = JobTally(durationBoundsMs: bounds)
         #expect(try tally.figures(of: catalog) == catalog.jobFigures(durationBoundsMs: bounds))
-        try catalog.recordFailure(failure("a.jpg", "not a JPEG or PNG", ms: 200))
-        try catalog.recordFailure(failure("b.jpg", "took longer than 120 s", ms: 1000))
+        try catalog.recordFailure(failure("a.jpg", "not a JPEG or PNG", .unsupportedFormat, ms: 200))
+        try catalog.recordFailure(failure("b.jpg", "took longer than 120 s", .timeout, ms: 1000))
         _ = try catalog.commitPicture(picture("aa"), variants: [], job: job("c.jpg"))
         let first = try tally.figures(of: catalog)
         #expect(first == (try catalog.jobFigures(durationBoundsMs: bounds)))
         #expect(first.count == 3 && first.outcomes[.failed] == 2 && first.outcomes[.added] == 1)
-        #expect(first.failureReasons == ["not a JPEG or PNG": 1, "took longer than 120 s": 1])
+        #expect(first.failureCategories == ["unsupported_format": 1, "timeout": 1])
 
         // Another process adds jobs to the same catalog; the tally reads those alone.
         let other = try Catalog(path: path)
-        try other.recordFailure(failure("d.jpg", "not a JPEG or PNG", ms: 2000))
+        try other.recordFailure(failure("d.jpg", "not a JPEG or PNG", .unsupportedFormat, ms: 2000))
         _ = try other.commitPicture(picture("bb"), variants: [], job: job("e.jpg"))
         let second = try tally.figures(of: catalog)
         #expect(second == (try catalog.jobFigures(durationBoundsMs: bounds)))
-        #expect(second.count == 5 && second.failureReasons["not a JPEG or PNG"] == 2)
+        #expect(second.count == 5 && second.failureCategories["unsupported_format"] == 2)
         let lastId = try catalog.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM jobs") } ?? 0
         let nothingNew = try catalog.read { db in try JobRecord.figures(durationBoundsMs: bounds, afterId: lastId, in: db) }
         #expect(nothingNew.figures.count == 0 && nothingNew.lastId == lastId)

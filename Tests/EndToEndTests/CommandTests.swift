@@ -68,9 +68,11 @@ struct CommandTests {
         #expect((report["counts"] as? [String: Any])?["pictures"] as? Int == 1)
         let failures = try #require(report["failures"] as? [[String: Any]])
         #expect(failures.first?["failed_path"] as? String == "notes.txt")
+        #expect(failures.first?["category"] as? String == "unsupported_format")
 
         let text = try space.run(["status"])
-        #expect(text.stdout.contains("notes.txt: not a JPEG or PNG"))
+        #expect(text.stdout.contains("failed      1  (unsupported_format 1)"))
+        #expect(text.stdout.contains("notes.txt: [unsupported_format] not a JPEG or PNG"))
 
         let retry = try space.run(["retry", "notes.txt"])
         #expect(retry.status == 0)

@@ -1,3 +1,4 @@
+import Failures
 import Foundation
 import Testing
 @testable import LibraryImport
@@ -50,7 +51,7 @@ struct ImportProgressTests {
         ledger.added(sidecars: ["takeout:a.jpg.json"], linked: true, deleted: true)
         ledger.added(sidecars: ["xmp:b.xmp", "darkroom:b.jpg.json"], linked: false, deleted: true)
         ledger.duplicate(sidecars: [], deleted: true)
-        ledger.failed("l/c.jpg", reason: "truncated")
+        ledger.failed("l/c.jpg", reason: "truncated", category: .badInput)
         ledger.skipped("l/d.txt", type: "plain text", countsAsPhotoFile: true)
         ledger.skipped("l/metadata.json", type: "a JSON file with no photo", countsAsPhotoFile: false)
         ledger.alreadyImported(deleted: false)
@@ -61,6 +62,7 @@ struct ImportProgressTests {
         #expect(report.linked == 1 && report.copied == 1 && report.sourcesDeleted == 3)
         #expect(report.sidecars == ["takeout": 1, "xmp": 1, "darkroom": 1])
         #expect(report.failedByReason == ["truncated": ["l/c.jpg"]])
+        #expect(report.failedByCategory == ["bad_input": 1])
         #expect(report.skippedByType["plain text"] == ["l/d.txt"])
     }
 

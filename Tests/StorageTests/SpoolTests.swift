@@ -56,7 +56,7 @@ struct SpoolTests {
             try put("trip/x.jpg", in: spool, bytes: Array("round \(round)".utf8))
             try put("trip/x.jpg.json", in: spool, bytes: Array("{\"round\": \(round)}".utf8))
             let claim = try #require(try spool.claim("trip/x.jpg", worker: "host.1"))
-            try spool.fail(claim, reason: "not a JPEG or PNG", attempts: 1)
+            try spool.fail(claim, reason: "not a JPEG or PNG", category: "unsupported_format", attempts: 1)
         }
         let failures = spool.failures()
         #expect(failures.map(\.failedPath) == ["trip/x (2).jpg", "trip/x.jpg"])

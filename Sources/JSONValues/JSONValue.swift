@@ -1,6 +1,7 @@
-/// Any JSON value, decoded without a schema so that a sidecar's keys can be checked one by one
-/// and each problem reported with its key.
-public enum JSONValue: Decodable, Equatable, Sendable {
+/// Any JSON value: decoded without a schema, so that a sidecar's keys can be checked one by one
+/// and each problem reported with its key; encoded for the outbox's payloads (with sorted keys
+/// by the caller's encoder, so that payloads are stable).
+public enum JSONValue: Codable, Equatable, Sendable {
     case null
     case bool(Bool)
     /// A number written without a fraction or exponent that fits in 64 bits, kept exact.
@@ -28,6 +29,19 @@ public enum JSONValue: Decodable, Equatable, Sendable {
             self = .array(value)
         } else {
             self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .integer(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
         }
     }
 
