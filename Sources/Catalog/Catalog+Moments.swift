@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import Moments
 
-/// One page of a moment's pictures in the stable order (MO8).
+/// One page of a moment's pictures in the stable order.
 public struct PicturePageRecords: Sendable {
     /// The pictures of this page.
     public var pictures: [PictureRecord]
@@ -11,7 +11,7 @@ public struct PicturePageRecords: Sendable {
 }
 
 extension Catalog {
-    // MARK: Places (MO8)
+    // MARK: Places
 
     /// Declares a place for the backend, with its own id or the next free positive one.
     public func declarePlace(id: Int64?, name: String?, center: Coordinate, radiusMetres: Double) throws(CatalogError) -> Place {
@@ -49,7 +49,7 @@ extension Catalog {
     // MARK: Moments
 
     /// Declares (or updates) a moment for the backend at one of the catalog's places: the
-    /// pictures it matches join it, even those uploaded before (MO1). An id of nil takes the
+    /// pictures it matches join it, even those uploaded before. An id of nil takes the
     /// next free positive id.
     public func declareMoment(_ moment: Moment, id: Int64?) throws(CatalogError) -> (Moment, [MomentEvent]) {
         try write { [momentRules] db in
@@ -101,7 +101,7 @@ extension Catalog {
     }
 
     /// One page of a moment's pictures in the stable order: capture time, then content hash;
-    /// pictures without a time last (MO8). Pass the previous page's `next` to continue.
+    /// pictures without a time last. Pass the previous page's `next` to continue.
     public func pictures(inMoment id: Int64, after cursor: PictureCursor?, limit: Int) throws(CatalogError) -> PicturePageRecords {
         try read { db in
             var condition = "moment_id = ?"
@@ -125,7 +125,7 @@ extension Catalog {
         }
     }
 
-    /// Sets the cover of a moment as its creator (MO7): the worker leaves it from then on. A
+    /// Sets the cover of a moment as its creator: the worker leaves it from then on. A
     /// picture id of nil hands the cover back to the policy.
     public func setCover(momentId: Int64, pictureId: Int64?, by user: String) throws(CatalogError) -> [MomentEvent] {
         try write { [momentRules] db in
@@ -136,7 +136,7 @@ extension Catalog {
         }
     }
 
-    /// Recomputes every moment from the pictures and declared moments (MO5) and returns what
+    /// Recomputes every moment from the pictures and declared moments and returns what
     /// changed: nothing, when the incremental state was right. With `apply` false the changes
     /// are computed and rolled back, for a check.
     public func rebuildMoments(apply: Bool) throws(CatalogError) -> [MomentEvent] {

@@ -11,7 +11,7 @@ public enum CommitOutcome: Sendable, Equatable {
 }
 
 extension Catalog {
-    /// Commits a processed photo in one transaction (CA2): the picture, its variants, its moment,
+    /// Commits a processed photo in one transaction: the picture, its variants, its moment,
     /// the job that brought it and the outbox events, or, when the bytes are already catalogued,
     /// only the job, as a duplicate. Call it after the files are durable in the library.
     public func commitPicture(_ picture: PictureRecord, variants: [VariantRecord], job: JobRecord) throws(CatalogError) -> CommitOutcome {
@@ -33,7 +33,7 @@ extension Catalog {
             job.outcome = .added
             job.pictureId = pictureId
             try job.insert(db)
-            // The picture joins its moment in this same transaction (CA2): serialised with
+            // The picture joins its moment in this same transaction: serialised with
             // every other writer, so two photos of one new moment make one moment.
             var store = CatalogMomentStore(db: db)
             let events = try MomentEngine(rules: momentRules).ingest(picture.momentFacts, into: &store)
@@ -42,7 +42,7 @@ extension Catalog {
         }
     }
 
-    /// Records a photo whose bytes are already a picture: a duplicate of it (WK2). Its sidecar
+    /// Records a photo whose bytes are already a picture: a duplicate of it. Its sidecar
     /// is kept in the job row.
     public func recordDuplicate(_ job: JobRecord, of pictureId: Int64) throws(CatalogError) {
         try write { db in

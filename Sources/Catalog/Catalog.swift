@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import Moments
 
-/// The catalog of pictures, variants, jobs, places, moments and outbox events (CA1).
+/// The catalog of pictures, variants, jobs, places, moments and outbox events.
 ///
 /// One SQLite file in WAL mode, created and migrated when opened, shared safely by the threads
 /// of one worker and by several worker processes on the same machine.

@@ -144,7 +144,7 @@ enum CatalogSchema {
             t.column("byte_size", .integer).notNull()
             t.column("width", .integer).notNull()             // as stored, before orientation
             t.column("height", .integer).notNull()
-            t.column("display_width", .integer).notNull()     // after orientation (MD3)
+            t.column("display_width", .integer).notNull()     // after orientation
             t.column("display_height", .integer).notNull()
             t.column("orientation", .integer).notNull()
             t.column("make", .text)

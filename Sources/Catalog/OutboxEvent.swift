@@ -1,6 +1,6 @@
 import GRDB
 
-/// An event for a notifier to consume (CA1): written in the same transaction as its cause.
+/// An event for a notifier to consume: written in the same transaction as its cause.
 public struct OutboxEvent: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
     public static let databaseTableName = "outbox"
     public static let databaseColumnDecodingStrategy = DatabaseColumnDecodingStrategy.convertFromSnakeCase
@@ -15,7 +15,7 @@ public struct OutboxEvent: Codable, Sendable, Equatable, FetchableRecord, Mutabl
         case momentUpdated = "moment.updated"
         case momentDeleted = "moment.deleted"
         case pictureRemoved = "picture.removed"
-        /// A private moment's match from someone not invited (MO2): recorded, not assigned.
+        /// A private moment's match from someone not invited: recorded, not assigned.
         case momentCandidate = "moment.candidate"
     }
 

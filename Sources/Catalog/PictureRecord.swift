@@ -51,9 +51,9 @@ public struct PictureRecord: Codable, Sendable, Equatable, FetchableRecord, Muta
     public var createdAt: Double
     /// Whether the moments engine has filed this picture.
     public var inMoments: Bool = false
-    /// The trusted capture time the moment rules use (nil when the time is untrusted, MO6).
+    /// The trusted capture time the moment rules use (nil when the time is untrusted).
     public var momentTime: Double?
-    /// The cover score (0...1) of the cover policy `best` (MO7).
+    /// The cover score (0...1) of the cover policy `best`.
     public var coverScore: Double = 0
 
     /// A picture ready to insert; the catalog assigns its id.

@@ -34,7 +34,7 @@ public enum ServeError: Error, CustomStringConvertible, Sendable, Equatable {
     }
 }
 
-/// `darkroom serve` (WK6, WK7): the backend's upload hook and read API over HTTP, with the spool
+/// `darkroom serve`: the backend's upload hook and read API over HTTP, with the spool
 /// workers in the same process or beside it.
 ///
 /// Uploads are written into the spool the safe way and answered at once (202); the workers

@@ -4,7 +4,7 @@ import Moments
 import Operations
 
 /// The read API and the backend's declarations: pictures, moments and their pictures, places
-/// around a point (MO8), covers set by a moment's creator (MO7), moments and places declared.
+/// around a point, covers set by a moment's creator, moments and places declared.
 /// The same Pipeline and Catalog functions as `darkroom moments` and `darkroom places`.
 struct CatalogHandler: Sendable {
     let environment: ServiceEnvironment

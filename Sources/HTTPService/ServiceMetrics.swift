@@ -6,7 +6,7 @@ import Webhooks
 import Ingest
 import Storage
 
-/// The metrics of `darkroom serve` in the Prometheus text format (WK7): what this process
+/// The metrics of `darkroom serve` in the Prometheus text format: what this process
 /// counted (HTTP requests, uploads) and what the catalog and spool say (photos processed by
 /// every process sharing them, queue depth, webhook deliveries).
 public final class ServiceMetrics: Sendable {

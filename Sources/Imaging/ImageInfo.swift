@@ -1,4 +1,4 @@
-/// A source format Darkroom decodes (IN1).
+/// A source format Darkroom decodes.
 public enum ImageFormat: String, Sendable, Codable {
     /// JPEG (JFIF/EXIF): baseline, progressive, arithmetic, grayscale, CMYK/YCCK.
     case jpeg
@@ -24,7 +24,7 @@ public struct ImageInfo: Sendable, Equatable {
     public var height: Int
     /// A short human description of the coding, e.g. "YCbCr 8-bit progressive" or "palette 4-bit interlaced".
     public var colorDescription: String
-    /// Whether the file embeds an ICC colour profile (kept in every variant, VR3).
+    /// Whether the file embeds an ICC colour profile (kept in every variant).
     public var hasICCProfile: Bool
 
     /// An info value from its fields.

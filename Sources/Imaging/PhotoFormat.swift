@@ -1,6 +1,6 @@
 
 
-/// The photo formats the worker takes (IN1), told by their bytes only, never by a name or a
+/// The photo formats the worker takes, told by their bytes only, never by a name or a
 /// declared type: what the spool, the library and the upload hook agree on.
 public enum PhotoFormat {
     /// The extension a photo is spooled and stored under (`jpg`, `png`); nil when the bytes are

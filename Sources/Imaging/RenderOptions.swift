@@ -59,7 +59,7 @@ public enum CropSource: String, Sendable, Codable {
 /// How one photo is rendered: limits, background, orientation and crop choices.
 public struct RenderOptions: Sendable {
     /// The largest width × height (as stored) that is decoded; larger headers are refused
-    /// before any raster is allocated (IN3). Default 100 megapixels.
+    /// before any raster is allocated. Default 100 megapixels.
     public var pixelLimit: Int
     /// The colour that transparency is flattened onto (JPEG output has no alpha).
     public var background: RGB

@@ -1,4 +1,4 @@
-/// Measures of a picture that the cover policy scores (MO7), taken from a small copy of it.
+/// Measures of a picture that the cover policy scores, taken from a small copy of it.
 public struct PictureStatistics: Sendable, Codable, Equatable {
     /// Detail at the analysis size: the variance V of a 4-neighbour Laplacian of luma
     /// (0...255 scale), mapped to 0...1 as V / (V + `PictureStatistics.sharpnessHalfPoint`).
@@ -56,9 +56,9 @@ public struct RenderedVariant: Sendable {
 public struct RenderResult: Sendable {
     /// The header's description of the source.
     public var info: ImageInfo
-    /// Width as displayed (after orientation), full resolution (MD3).
+    /// Width as displayed (after orientation), full resolution.
     public var displayWidth: Int
-    /// Height as displayed (after orientation), full resolution (MD3).
+    /// Height as displayed (after orientation), full resolution.
     public var displayHeight: Int
     /// Width of the one raster decoded (after the codec's scaled decode, as stored).
     public var decodedWidth: Int

@@ -37,7 +37,7 @@ public struct VariantRecipe: Sendable, Codable, Equatable {
         self.quality = quality
     }
 
-    /// The app's default variants (VR1): thumb cover 320×320, preview contain 1024,
+    /// The app's default variants: thumb cover 320×320, preview contain 1024,
     /// mobile contain 2048 and feed cover 1080×1350 (4:5), as in the default `pipeline.json`.
     public static let defaults: [VariantRecipe] = [
         VariantRecipe(name: "thumb", fit: .cover, width: 320, height: 320, quality: 80),

@@ -24,7 +24,7 @@ public enum PictureRecordBuilder {
             picture.capturedOffset = time.offsetSeconds
             picture.timeSource = time.source.rawValue
             picture.timeTrusted = time.trusted
-            // Moments use only a trusted time (MO6): a file time says when a copy was made.
+            // Moments use only a trusted time: a file time says when a copy was made.
             picture.momentTime = time.trusted ? time.instant.timeIntervalSince1970 : nil
         }
         if let location = metadata.location {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Bounds the source pixels being decoded and rendered at once across a worker's threads (WK4),
+/// Bounds the source pixels being decoded and rendered at once across a worker's threads,
 /// so memory follows the photos' sizes rather than their count: one 100 MP photo does not run
 /// beside seven others. A photo larger than the whole budget runs alone.
 public final class PixelBudget: @unchecked Sendable {

@@ -23,7 +23,7 @@ public struct RunOptions: Sendable {
     }
 }
 
-/// The spool worker (WK1-WK4): claims photos from `incoming/`, processes them on a pool of
+/// The spool worker: claims photos from `incoming/`, processes them on a pool of
 /// threads bounded by cores and a pixel budget, commits each to the catalog, and removes it from
 /// the spool, or moves it to `failed/` with its reason.
 public final class Worker: Sendable {
@@ -72,15 +72,12 @@ public final class Worker: Sendable {
         recoverAbandonedClaims()
 
         let queue = WorkQueue()
-        let threads = (0..<configuration.effectiveConcurrency).map { index in
-            Thread.named("worker-\(index)") { [self] in
-                if options.niceness > 0 { self.lowerThreadPriority(by: options.niceness) }
-                self.workLoop(queue)
-            }
+        let pool = WorkerPool()
+        pool.start("worker", count: configuration.effectiveConcurrency) { [self] _ in
+            if options.niceness > 0 { self.lowerThreadPriority(by: options.niceness) }
+            self.workLoop(queue)
         }
-        threads.forEach { $0.start() }
-        let renewer = Thread.named("lease-renewer") { [self] in self.renewLeases(queue) }
-        renewer.start()
+        pool.startOne("lease-renewer") { [self] in self.renewLeases(queue) }
         let watcher = options.once ? nil : SpoolWatcher(directory: spool.incoming, wake: stopSignal)
         var lastRecovery = Date()
         let progress = options.progress ? ProgressBar(start: started) : nil
@@ -108,7 +105,7 @@ public final class Worker: Sendable {
         queue.stop()
         queue.drainInHand()
         stopSignal.raise()
-        while threads.contains(where: { !$0.isFinished }) || !renewer.isFinished { usleep(10_000) }
+        pool.join()
         progress?.finish()
         let tally = queue.tally
         let seconds = Date().timeIntervalSince(started)
@@ -216,18 +213,5 @@ public final class Worker: Sendable {
 
     private static func milliseconds(since start: Date) -> Int {
         Int(Date().timeIntervalSince(start) * 1000)
-    }
-}
-
-extension Thread {
-    /// A thread of Darkroom's, named `name` for Foundation and for the kernel (so `top -H` and
-    /// `/proc` tell the workers from the server's threads); keep names within 15 bytes.
-    public static func named(_ name: String, _ body: @escaping @Sendable () -> Void) -> Thread {
-        let thread = Thread {
-            darkroom_name_thread(name)
-            body()
-        }
-        thread.name = name
-        return thread
     }
 }

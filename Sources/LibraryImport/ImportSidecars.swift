@@ -8,7 +8,7 @@ import Storage
 ///
 /// A Darkroom sidecar (`author_id`, `taken_at`, ...) is the uploader's word and comes first;
 /// Google Takeout's JSON and an XMP sidecar then fill what is still missing, in that order. EXIF
-/// in the photo itself still wins over all of them (SPEC MD1, MD2): the sidecar's values are
+/// in the photo itself still wins over all of them: the sidecar's values are
 /// offered to the metadata reader, which records any disagreement as a conflict.
 struct ImportSidecars: Sendable {
     /// The merged sidecar, nil when there is nothing to say.

@@ -11,7 +11,7 @@ import Storage
 import Terminal
 #endif
 
-/// Bulk import of a photo library (WK6): walks folders, reads the sidecars real libraries carry
+/// Bulk import of a photo library: walks folders, reads the sidecars real libraries carry
 /// (Google Takeout's JSON, XMP, Darkroom's own), and feeds every JPEG and PNG through the same
 /// `PhotoProcessor` and catalog commit as the spool, on threads bounded like the worker's
 /// (`worker.concurrency` and `worker.pixel_budget`).
@@ -133,17 +133,15 @@ public final class Importer: Sendable {
                                       interval: options.progressInterval, logger: logger) { ledger.snapshot() }
         progress.start()
         let runId = importId
-        let threads = (0..<configuration.effectiveConcurrency).map { index in
-            Thread.named("import-\(index)") { [self] in
-                while let item = queue.next() { handle(item, ledger, progress, importId: runId) }
-            }
+        let pool = WorkerPool()
+        pool.start("import", count: configuration.effectiveConcurrency) { [self] _ in
+            while let item = queue.next() { handle(item, ledger, progress, importId: runId) }
         }
-        threads.forEach { $0.start() }
         walker.walk { folder in
             !stopSignal.isRaised && feed(folder, ledger, linking: links[root(of: folder.path)] ?? false)
         }
         queue.close()
-        while threads.contains(where: { !$0.isFinished }) { usleep(10_000) }
+        pool.join()
         progress.finish()
 
         let interrupted = stopSignal.isRaised && ledger.snapshot().settled < found

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The automatic-moment relation (MO4) and its connected components.
+/// The automatic-moment relation and its connected components.
 ///
 /// Two photos are *linked* when they have the same author, lie within the automatic radius of
 /// each other and were taken within the automatic time gap of each other. Automatic moments are

@@ -1,6 +1,6 @@
 import Foundation
 
-/// How the worker chooses a moment's cover when its creator has not (MO7).
+/// How the worker chooses a moment's cover when its creator has not.
 public enum CoverPolicy: String, Sendable, Codable, CaseIterable {
     /// The seeds' rule, read order-independently: the earliest picture by capture time
     /// (then content key), not the first to arrive.

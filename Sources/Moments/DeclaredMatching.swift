@@ -1,10 +1,10 @@
 import Foundation
 
-/// What the declared-moment rules (MO1, MO2, MO3, MO6) decide for one photo.
+/// What the declared-moment rules decide for one photo.
 public struct DeclaredResolution: Sendable, Hashable {
     /// The declared moment the photo joins; nil: none (it goes on to the automatic rule).
     public var momentId: Int64?
-    /// The private moments it matched without being admitted: it is their candidate (MO2).
+    /// The private moments it matched without being admitted: it is their candidate.
     public var candidates: Set<Int64>
 
     /// A resolution from its parts.
@@ -18,12 +18,12 @@ public struct DeclaredResolution: Sendable, Hashable {
 public enum DeclaredMatching {
     /// Decides where a photo goes among declared moments.
     ///
-    /// - A requested moment (sidecar) that admits the author wins outright (MO6); one that does
+    /// - A requested moment (sidecar) that admits the author wins outright; one that does
     ///   not records the photo as its candidate.
-    /// - Otherwise, among declared moments whose circle and window (with grace) hold the photo
-    ///   (MO1), those admitting the author compete (MO3): the author's own or invited first, then
+    /// - Otherwise, among declared moments whose circle and window (with grace) hold the photo,
+    ///   those admitting the author compete: the author's own or invited first, then
     ///   the smallest distance/radius ratio, then the latest start, then the lowest id. Private
-    ///   ones that do not admit the author record it as a candidate (MO2).
+    ///   ones that do not admit the author record it as a candidate.
     /// - Parameters:
     ///   - photo: the photo.
     ///   - requested: the declared moment named by `photo.requestedMomentId`, if it exists.
@@ -49,7 +49,7 @@ public enum DeclaredMatching {
         return DeclaredResolution(momentId: winner, candidates: candidates)
     }
 
-    /// MO3: whether `a` beats `b` for a photo by `author` taken at `location`.
+    /// Whether `a` beats `b` for a photo by `author` taken at `location`.
     public static func outranks(_ a: PlacedMoment, _ b: PlacedMoment, author: String?, location: Coordinate) -> Bool {
         let ownA = a.moment.isOwnOrInvited(author), ownB = b.moment.isOwnOrInvited(author)
         if ownA != ownB { return ownA }

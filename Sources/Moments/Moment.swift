@@ -12,13 +12,13 @@ public enum Visibility: String, Sendable, Codable, CaseIterable {
 public enum MomentKind: String, Sendable, Codable, CaseIterable {
     /// Created by the backend (a detailed or quick moment of the app); its id is the backend's.
     case declared
-    /// Formed by the worker from one author's photos close in place and time (MO4).
+    /// Formed by the worker from one author's photos close in place and time.
     case automatic
 }
 
 /// Who chose a moment's cover picture.
 public enum CoverSource: String, Sendable, Codable, CaseIterable {
-    /// The moment's creator: the worker never changes it (MO7).
+    /// The moment's creator: the worker never changes it.
     case creator
     /// The worker's cover policy.
     case policy
@@ -78,13 +78,13 @@ public struct Moment: Sendable, Hashable, Codable, Identifiable {
         return author == creator || invitees.contains(author)
     }
 
-    /// Whether a photo by `author` may be assigned to this moment (MO2): anyone's for a public
+    /// Whether a photo by `author` may be assigned to this moment: anyone's for a public
     /// moment, only the creator's and invitees' for a private one.
     public func admits(_ author: String?) -> Bool {
         visibility == .public || isOwnOrInvited(author)
     }
 
-    /// Whether `time` lies in the window widened by the rules' grace, boundaries included (MO1).
+    /// Whether `time` lies in the window widened by the rules' grace, boundaries included.
     public func window(contains time: Date, rules: MomentRules) -> Bool {
         start.addingTimeInterval(-rules.graceBefore) <= time && time <= end.addingTimeInterval(rules.graceAfter)
     }
@@ -103,8 +103,8 @@ public struct PlacedMoment: Sendable, Hashable {
         self.place = place
     }
 
-    /// Whether a photo taken at `location` and `time` falls in this moment's place and window
-    /// (MO1), whoever took it.
+    /// Whether a photo taken at `location` and `time` falls in this moment's place and window,
+    /// whoever took it.
     public func matches(location: Coordinate, time: Date, rules: MomentRules) -> Bool {
         place.contains(location) && moment.window(contains: time, rules: rules)
     }

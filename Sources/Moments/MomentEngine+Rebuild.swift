@@ -2,7 +2,7 @@ import Foundation
 
 extension MomentEngine {
     /// Recomputes every assignment, candidate record, automatic moment and cover from the
-    /// store's pictures and declared moments (`darkroom moments rebuild`, MO5).
+    /// store's pictures and declared moments (`darkroom moments rebuild`).
     ///
     /// On a store that incremental updates kept consistent this changes nothing and returns no
     /// events. Automatic moments keep their ids where they survive (each group, earliest first,

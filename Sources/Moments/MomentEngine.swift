@@ -1,6 +1,6 @@
 import Foundation
 
-/// The moment rules (MO1–MO7) applied to a `MomentStore`: where each picture goes, when
+/// The moment rules applied to a `MomentStore`: where each picture goes, when
 /// automatic moments form, merge and split, and which picture is each moment's cover.
 ///
 /// The engine holds no state of its own: every operation reads and writes the store it is
@@ -8,7 +8,7 @@ import Foundation
 /// operation inside the store's write transaction; on error, roll it back.
 ///
 /// The outcome depends only on the set of pictures and declared moments, never on the order
-/// or batching of the calls (MO5): `rebuild` computes it from scratch and agrees.
+/// or batching of the calls: `rebuild` computes it from scratch and agrees.
 public struct MomentEngine: Sendable {
     /// The rules in force.
     public let rules: MomentRules
@@ -20,7 +20,7 @@ public struct MomentEngine: Sendable {
 
     /// Files a new picture: into the declared moment it matches or asked for, else into the
     /// automatic moment of its neighbours (merging the moments it bridges), else unassigned when
-    /// it has no time or location (MO6). Ingesting the same facts again changes nothing;
+    /// it has no time or location. Ingesting the same facts again changes nothing;
     /// different facts for a known id replace the old ones. A cover score outside 0...1 is
     /// clamped (NaN counts as 0) before it is stored.
     public func ingest<S: MomentStore>(_ photo: PhotoFacts, into store: inout S) throws -> [MomentEvent] {
@@ -66,9 +66,9 @@ public struct MomentEngine: Sendable {
 
     /// Declares a moment from the backend, or updates one (place, window, visibility,
     /// invitees, title). Pictures it now matches are pulled in, even those uploaded long
-    /// before (MO1), which may shrink, split or remove automatic moments; pictures it no longer
+    /// before, which may shrink, split or remove automatic moments; pictures it no longer
     /// matches go back to the other rules. Changing the place's circle re-evaluates every
-    /// declared moment held there. A cover the creator set is kept (MO7); a moment arriving
+    /// declared moment held there. A cover the creator set is kept; a moment arriving
     /// with `coverSource == .creator` brings the creator's choice.
     public func declare<S: MomentStore>(_ moment: Moment, at place: Place, into store: inout S) throws -> [MomentEvent] {
         try validate(moment, at: place)
@@ -131,7 +131,7 @@ public struct MomentEngine: Sendable {
         return tx.events
     }
 
-    /// Sets (or, with nil, clears) the creator's choice of cover (MO7). Only the moment's
+    /// Sets (or, with nil, clears) the creator's choice of cover. Only the moment's
     /// creator may, and only with one of the moment's pictures; the worker never changes that
     /// choice until the picture leaves the moment. Clearing hands the cover back to the policy.
     public func setCover<S: MomentStore>(momentId: Int64, pictureId: Int64?, by user: String?,

@@ -7,8 +7,8 @@ public enum MomentEvent: Sendable, Hashable {
     case momentCreated(Moment)
     /// A declared moment's place, window, visibility or invitees changed.
     case momentUpdated(Moment)
-    /// Automatic moment `from` was merged into `into`, the moment holding the earliest picture
-    /// (MO5): all its pictures now belong to `into`, and `from` no longer exists. No
+    /// Automatic moment `from` was merged into `into`, the moment holding the earliest picture:
+    /// all its pictures now belong to `into`, and `from` no longer exists. No
     /// `pictureAdded` is sent for the moved pictures.
     case momentMerged(from: Int64, into: Int64)
     /// A moment no longer exists: withdrawn by the backend, or an automatic moment left empty.
@@ -20,7 +20,7 @@ public enum MomentEvent: Sendable, Hashable {
     case pictureRemoved(pictureId: Int64, momentId: Int64?)
     /// A moment's cover changed to `pictureId` (nil: the moment has no picture left).
     case coverChanged(momentId: Int64, pictureId: Int64?, reason: String)
-    /// A picture matched a private moment that does not admit its author (MO2).
+    /// A picture matched a private moment that does not admit its author.
     case candidateRecorded(pictureId: Int64, momentId: Int64)
     /// A picture is no longer a candidate of a moment (the moment changed or went away).
     case candidateWithdrawn(pictureId: Int64, momentId: Int64)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The whole moment state that a set of pictures and declared moments calls for, computed from
-/// scratch: the reference that incremental updates must agree with (MO5), and what
+/// scratch: the reference that incremental updates must agree with, and what
 /// `MomentEngine.rebuild` applies.
 public struct MomentPlan: Sendable {
     /// Picture id → the declared moment it joins.

@@ -12,9 +12,9 @@ import Foundation
 /// }
 /// ```
 public struct MomentRules: Sendable, Hashable, Codable {
-    /// How long before a declared moment's start a photo still joins it (MO1): people arrive early.
+    /// How long before a declared moment's start a photo still joins it: people arrive early.
     public var graceBefore: TimeInterval
-    /// How long after a declared moment's end a photo still joins it (MO1): people leave late.
+    /// How long after a declared moment's end a photo still joins it: people leave late.
     public var graceAfter: TimeInterval
     /// Linking distance of automatic moments, and the radius of the places created for them
     /// (the seeds' quick moment "sets a default radius").
@@ -23,7 +23,7 @@ public struct MomentRules: Sendable, Hashable, Codable {
     public var automaticTimeGap: TimeInterval
     /// Visibility of automatic moments: private to their author, like the seeds' quick moments.
     public var automaticVisibility: Visibility
-    /// How the worker picks covers that the creator has not set (MO7).
+    /// How the worker picks covers that the creator has not set.
     public var coverPolicy: CoverPolicy
     /// What "clearly better" means for policy `best`: a picture must beat the earliest good
     /// one by more than this many score points (0...1) to take the cover.

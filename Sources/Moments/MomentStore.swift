@@ -72,11 +72,11 @@ public protocol MomentStore {
     func place(id: Int64) throws -> Place?
     /// The pictures assigned to a moment, in any order.
     func pictures(inMoment id: Int64) throws -> [PhotoFacts]
-    /// The moments a picture is a candidate of (MO2).
+    /// The moments a picture is a candidate of.
     func candidateMoments(ofPicture id: Int64) throws -> Set<Int64>
-    /// The pictures that are candidates of a moment (MO2).
+    /// The pictures that are candidates of a moment.
     func candidatePictures(ofMoment id: Int64) throws -> Set<Int64>
-    /// The pictures whose uploader asked for this moment id (sidecar, MO6).
+    /// The pictures whose uploader asked for this moment id (sidecar).
     func pictures(requestingMoment id: Int64) throws -> [PhotoFacts]
     /// The moments (declared and automatic) held at a place.
     func moments(atPlace id: Int64) throws -> [Moment]
@@ -91,7 +91,7 @@ public protocol MomentStore {
     func automaticNeighbours(of photo: PhotoFacts, rules: MomentRules) throws -> [AutomaticNeighbour]
     /// Places whose circle may hold `location`.
     func places(containing location: Coordinate) throws -> [Place]
-    /// Places whose centre may lie within `radiusMetres` of `center` (MO8).
+    /// Places whose centre may lie within `radiusMetres` of `center`.
     func places(around center: Coordinate, radiusMetres: Double) throws -> [Place]
     /// Pictures with a location within `radiusMetres` of `center` and a capture time in
     /// `from ... through`: the photos a newly declared moment may pull in.
@@ -128,7 +128,7 @@ public protocol MomentStore {
     mutating func movePictures(fromMoment source: Int64, toMoment target: Int64) throws
     /// Assigns a picture to a moment, or unassigns it (nil).
     mutating func assign(picture id: Int64, to momentId: Int64?) throws
-    /// Records a picture as a candidate of a moment (MO2); recording twice is harmless.
+    /// Records a picture as a candidate of a moment; recording twice is harmless.
     mutating func recordCandidate(picture id: Int64, moment momentId: Int64) throws
     /// Drops a candidate record; dropping a missing one is harmless.
     mutating func removeCandidate(picture id: Int64, moment momentId: Int64) throws

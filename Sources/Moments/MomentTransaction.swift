@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Invariant kept between operations (and restored by `finish`): every picture with a time
 /// and a location and no declared moment is in the automatic moment of its connected
-/// component (MO4); automatic moments are exactly those components.
+/// component; automatic moments are exactly those components.
 struct MomentTransaction {
     let rules: MomentRules
     private(set) var events: [MomentEvent] = []
@@ -221,7 +221,7 @@ struct MomentTransaction {
         touched = []
     }
 
-    /// Applies the cover rule (MO7) to a moment whose pictures have this digest.
+    /// Applies the cover rule to a moment whose pictures have this digest.
     mutating func refreshCover<S: MomentStore>(of moment: inout Moment, digest: MomentDigest, in store: S) throws {
         if moment.coverSource == .creator, let cover = moment.coverPictureId,
            try store.momentId(ofPicture: cover) == moment.id {

@@ -9,11 +9,11 @@ public struct PhotoFacts: Sendable, Hashable, Codable, Identifiable {
     public var key: String
     /// The uploader's user id, if known.
     public var author: String?
-    /// The trusted capture instant; nil when the picture has none (MO6).
+    /// The trusted capture instant; nil when the picture has none.
     public var capturedAt: Date?
-    /// Where the picture was taken; nil when unknown (MO6).
+    /// Where the picture was taken; nil when unknown.
     public var location: Coordinate?
-    /// The moment id the uploader asked for (sidecar), if any (MO6).
+    /// The moment id the uploader asked for (sidecar), if any.
     public var requestedMomentId: Int64?
     /// The picture's cover score, 0...1 (see `CoverScore`); the engine clamps it on ingest.
     public var coverScore: Double

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The stable order of a moment's pictures (MO8): capture time, then content key; pictures
+/// The stable order of a moment's pictures: capture time, then content key; pictures
 /// without a time come last. It depends only on the pictures, never on arrival order.
 public enum PictureOrder {
     /// Whether `a` comes before `b`.
@@ -80,7 +80,7 @@ public struct PictureCursor: Sendable, Hashable, Codable, LosslessStringConverti
     }
 }
 
-/// Place and moment queries the app's API needs (MO8), as pure filters over candidates that
+/// Place and moment queries the app's API needs, as pure filters over candidates that
 /// an index (the catalog's R*Tree, or `InMemoryMomentStore`) has already narrowed down.
 public enum PlaceQuery {
     /// The places whose centre lies within `radiusMetres` of `center` (the seeds'

@@ -1,7 +1,7 @@
 import Foundation
 import PhotoMetadata
 
-/// A photo's sidecar (IN2) from text fields: an upload's query string or form fields, named as
+/// A photo's sidecar from text fields: an upload's query string or form fields, named as
 /// the sidecar's keys, with the focal point as two fields (`focal_x`, `focal_y`). The JSON made
 /// is checked by the same reader the worker uses, so what is accepted here is what is applied.
 public enum SidecarFields {

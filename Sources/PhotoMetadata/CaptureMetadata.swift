@@ -4,9 +4,9 @@ import Foundation
 /// what the bytes are, and what the uploader's sidecar said. Each value records its source;
 /// `warnings` says what was refused and why, `conflicts` where the sidecar disagreed with EXIF.
 public struct CaptureMetadata: Sendable, Codable, Equatable {
-    /// When the photo was taken (SPEC MD1), or nil when nothing says.
+    /// When the photo was taken, or nil when nothing says.
     public var captureTime: CaptureTime?
-    /// Where the photo was taken (SPEC MD2), or nil when nothing usable says.
+    /// Where the photo was taken, or nil when nothing usable says.
     public var location: GeoLocation?
     /// The EXIF orientation, 1–8; 1 when absent or invalid (with a warning).
     public var orientation: Int

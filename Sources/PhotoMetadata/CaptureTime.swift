@@ -1,6 +1,6 @@
 import Foundation
 
-/// Where a capture time came from, in the order of preference of SPEC MD1.
+/// Where a capture time came from, in order of preference.
 public enum TimeSource: String, Sendable, Codable {
     /// EXIF DateTimeOriginal with its recorded OffsetTimeOriginal.
     case exifOriginal = "exif_original"

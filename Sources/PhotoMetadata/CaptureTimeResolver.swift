@@ -1,6 +1,6 @@
 import Foundation
 
-/// Chooses the capture time by the priority of SPEC MD1 and records why other candidates were
+/// Chooses the capture time by priority and records why other candidates were
 /// passed over (warnings) and where a sidecar disagreed with EXIF (conflicts).
 struct CaptureTimeResolver {
     let tags: ExifTags?

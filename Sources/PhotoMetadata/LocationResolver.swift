@@ -1,6 +1,6 @@
 import Foundation
 
-/// Reads the location from the GPS IFD (SPEC MD2), falls back to the sidecar, and records why a
+/// Reads the location from the GPS IFD, falls back to the sidecar, and records why a
 /// location was refused (warnings) and where a sidecar disagreed with EXIF (conflicts).
 struct LocationResolver {
     let tags: ExifTags?

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-/// Reads a photo's metadata (SPEC MD1, MD2, MD3's orientation, MD4 but pixel dimensions) from its
+/// Reads a photo's metadata (capture time, location, orientation, camera and identity; not pixel dimensions) from its
 /// bytes, its optional sidecar and its file time.
 public enum PhotoMetadata {
     /// The image types Darkroom accepts, by their magic bytes.

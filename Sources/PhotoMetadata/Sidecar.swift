@@ -16,8 +16,8 @@ public struct SidecarFocalPoint: Sendable, Codable, Equatable {
     }
 }
 
-/// What the uploader knows about a photo, from the JSON file next to it (`IMG_1.jpg.json`,
-/// SPEC IN2). Every key is optional and unknown keys are ignored, so that other tools' sidecars
+/// What the uploader knows about a photo, from the JSON file next to it (`IMG_1.jpg.json`).
+/// Every key is optional and unknown keys are ignored, so that other tools' sidecars
 /// (Google Takeout's, for one) read as empty rather than as errors.
 public struct Sidecar: Sendable, Codable, Equatable {
     /// The uploader's user id (`author_id`).

@@ -8,33 +8,33 @@ import ServiceSettings
 public struct Configuration: Sendable {
     /// The variants to render, largest need first or not: order is kept in outputs.
     public var variants: [VariantRecipe]
-    /// The variant whose crop rectangle is the picture's feed crop (VR4).
+    /// The variant whose crop rectangle is the picture's feed crop.
     public var feedVariant: String
-    /// Decompression-bomb guard: photos with more pixels than this are refused (IN3).
+    /// Decompression-bomb guard: photos with more pixels than this are refused.
     public var pixelLimit: Int
     /// Background on which transparent PNGs are flattened for JPEG output.
     public var background: RGB
     /// How cover crops are placed when no focal point is given.
     public var crop: CropStrategy
-    /// The zone assumed for capture times that carry no offset (MD1).
+    /// The zone assumed for capture times that carry no offset.
     public var defaultTimeZone: TimeZone
     /// The spool's root (`incoming/`, `processing/`, `failed/` beneath it).
     public var spoolRoot: String
-    /// Seconds a file written in place must stay unchanged before it is taken (WK1).
+    /// Seconds a file written in place must stay unchanged before it is taken.
     public var settleSeconds: Double
-    /// Seconds after which the claim of a worker that stopped renewing it is taken back (WK3).
+    /// Seconds after which the claim of a worker that stopped renewing it is taken back.
     public var leaseSeconds: Double
     /// Seconds between scans of `incoming/` when no file-system event arrives.
     public var scanIntervalSeconds: Double
     /// The library of originals and variants.
     public var libraryRoot: String
-    /// A second copy of every original, when set (WK5).
+    /// A second copy of every original, when set.
     public var backupDir: String?
     /// The SQLite catalog file.
     public var catalogPath: String
-    /// Photos processed at once; 0 means one per core (WK4).
+    /// Photos processed at once; 0 means one per core.
     public var concurrency: Int
-    /// Source pixels in flight at once across workers: one huge photo runs alone (WK4).
+    /// Source pixels in flight at once across workers: one huge photo runs alone.
     public var pixelBudget: Int
     /// A photo taking longer than this is failed, so it never stalls the rest.
     public var photoTimeoutSeconds: Double
@@ -44,7 +44,7 @@ public struct Configuration: Sendable {
     public var retryBaseSeconds: Double
     /// Times a photo may be taken back from a worker that died on it before it is failed.
     public var maxRecoveries: Int
-    /// The moment rules (MO1-MO7).
+    /// The moment rules.
     public var moments: MomentRules
     /// The HTTP upload hook (`darkroom serve`).
     public var server: ServerSettings = .defaults

@@ -1,7 +1,7 @@
 internal import CRuntime
 import Foundation
 
-/// The content-addressed store of originals and variants (WK5).
+/// The content-addressed store of originals and variants.
 ///
 /// Originals are kept byte for byte at `originals/ab/cd/<sha256>.<ext>`, variants at
 /// `variants/<name>/ab/cd/<sha256>.<ext>`. Every file is written durably (temporary name, fsync,

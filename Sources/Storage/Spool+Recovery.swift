@@ -53,7 +53,7 @@ extension Spool {
         case requeued(String)
     }
 
-    /// Takes back the claims of workers that died (WK3): a claim whose worker process is gone, or
+    /// Takes back the claims of workers that died: a claim whose worker process is gone, or
     /// whose lease (the claimed file's modification time, renewed while it is processed) is older
     /// than `leaseSeconds`. A claim the catalog already committed (`isCommitted`) is only removed;
     /// any other goes back into `incoming/` and its recovery is counted, so that a photo that

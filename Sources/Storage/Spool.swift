@@ -17,7 +17,7 @@ public struct Claim: Sendable, Equatable {
     public var recoveries: Int
 }
 
-/// The spool protocol on disk (WK1): `incoming/`, `processing/`, `failed/`.
+/// The spool protocol on disk: `incoming/`, `processing/`, `failed/`.
 ///
 /// Producers write into `incoming/` under a dot-name or a `.partial` name and rename when done;
 /// a file written in place counts once it has not changed for `settleSeconds`. A worker claims a

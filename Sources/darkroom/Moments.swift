@@ -124,7 +124,7 @@ struct MomentsCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Recompute every moment from scratch and report what differs.",
             discussion: """
-            The moments of the same photos must not depend on the order they arrived in (MO5): \
+            The moments of the same photos must not depend on the order they arrived in: \
             this recomputes them from all pictures and declared moments and lists every change. \
             Nothing listed means the incremental state was right. --check only reports (exit 1 \
             when something differs); without it the changes are applied.

@@ -69,7 +69,7 @@ struct MomentsEndToEndTests {
         shots.append(Shot(name: "hills-bob-0.jpg", author: "bob", latitude: hills.0, longitude: hills.1, takenAt: "2024-06-01T09:00:00+02:00"))
         shots.append(Shot(name: "hills-bob-1.jpg", author: "bob", latitude: hills.0, longitude: hills.1, takenAt: "2024-06-01T09:30:00+02:00"))
         shots.append(Shot(name: "hills-bob-2.jpg", author: "bob", latitude: hills.0, longitude: hills.1, takenAt: "2024-06-01T14:30:00+02:00"))
-        // No place at all (MO6): catalogued, in no moment.
+        // No place at all: catalogued, in no moment.
         shots.append(Shot(name: "nowhere-alice.jpg", author: "alice", latitude: nil, longitude: nil, takenAt: "2024-05-07T19:00:00+02:00"))
         try dropShots(shots, into: space)
 

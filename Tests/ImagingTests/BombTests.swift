@@ -1,7 +1,7 @@
 import Testing
 @testable import Imaging
 
-/// IN3: lying headers are refused before any raster is allocated.
+/// Lying headers are refused before any raster is allocated.
 @Suite("Decompression bombs")
 struct BombTests {
     /// A minimal JPEG: SOI, a baseline SOF0 claiming width × height, then EOI.

@@ -1,7 +1,7 @@
 import Testing
 @testable import Imaging
 
-/// VR4: the feed crop keeps what matters, and a stored crop is reused.
+/// The feed crop keeps what matters, and a stored crop is reused.
 @Suite("Crops")
 struct CropTests {
     static let thumb = VariantRecipe(name: "thumb", fit: .cover, width: 120, height: 120, quality: 90)

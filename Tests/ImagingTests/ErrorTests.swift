@@ -1,7 +1,7 @@
 import Testing
 @testable import Imaging
 
-/// IN1, IN3: anything else ends in one clear line that says what is wrong.
+/// anything else ends in one clear line that says what is wrong.
 @Suite("Errors")
 struct ErrorTests {
     static func renderError(_ bytes: [UInt8]) -> ImagingError? {

@@ -2,7 +2,7 @@ import Testing
 @testable import Imaging
 import SeededRandom
 
-/// Laws of the fits and crops (VR1, VR4), over many seeded random sizes.
+/// Laws of the fits and crops, over many seeded random sizes.
 @Suite("Geometry properties")
 struct GeometryPropertyTests {
     static let cases = 2_000

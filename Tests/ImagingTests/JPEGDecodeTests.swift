@@ -1,7 +1,7 @@
 import Testing
 @testable import Imaging
 
-/// IN1 for JPEG: colour spaces and codings decode to the same picture.
+/// JPEG: colour spaces and codings decode to the same picture.
 @Suite("JPEG decoding")
 struct JPEGDecodeTests {
     @Test("Adobe CMYK decodes to the colours of the RGB version of the same picture", .enabled(if: Corpus.isAvailable, "../shared/corpus not found"))

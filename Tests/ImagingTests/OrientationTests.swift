@@ -1,7 +1,7 @@
 import Testing
 @testable import Imaging
 
-/// MD3: every variant is upright, whatever EXIF orientation the file was stored with.
+/// Every variant is upright, whatever EXIF orientation the file was stored with.
 @Suite("Orientation")
 struct OrientationTests {
     /// Mean absolute difference (0...255 levels a channel) below which two renders show the same

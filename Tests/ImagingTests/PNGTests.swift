@@ -1,7 +1,7 @@
 import Testing
 @testable import Imaging
 
-/// IN1 for PNG: every colour type and bit depth, interlacing, transparency; corrupt files refused.
+/// PNG: every colour type and bit depth, interlacing, transparency; corrupt files refused.
 @Suite("PNG")
 struct PNGTests {
     /// A PNG with stored (uncompressed) deflate blocks: enough to make exact test pictures.

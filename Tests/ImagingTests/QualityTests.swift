@@ -1,7 +1,7 @@
 import Testing
 @testable import Imaging
 
-/// VR2: variants are resampled properly (Lanczos-3 after the codec's scaled decode), measured
+/// Variants are resampled properly (Lanczos-3 after the codec's scaled decode), measured
 /// against a slow, exact reference downscale of the full-resolution decode.
 @Suite("Quality")
 struct QualityTests {

@@ -1,7 +1,7 @@
 import Testing
 @testable import Imaging
 
-/// VR5: one decode, at the smallest libjpeg scale that serves every variant.
+/// One decode, at the smallest libjpeg scale that serves every variant.
 @Suite("Render plan")
 struct RenderPlanTests {
     static func photo(width: Int, height: Int) throws -> [UInt8] {

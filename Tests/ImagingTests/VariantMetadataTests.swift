@@ -1,7 +1,7 @@
 import Testing
 @testable import Imaging
 
-/// VR3: variants keep the colour profile and carry nothing else.
+/// Variants keep the colour profile and carry nothing else.
 @Suite("Variant metadata")
 struct VariantMetadataTests {
     static let recipes = [

@@ -2,9 +2,9 @@ import Foundation
 import Testing
 @testable import Moments
 
-@Suite("Automatic moments (MO4, MO5)")
+@Suite("Automatic moments")
 struct AutomaticMomentTests {
-    @Test("MO4: the same author's photos within the radius and the gap form one private moment spanning them")
+    @Test("The same author's photos within the radius and the gap form one private moment spanning them")
     func oneMoment() throws {
         var world = World()
         let events = try world.ingest(Fixture.photo(10, minutes: 0), Fixture.photo(11, minutes: 90, at: Fixture.point(140)),
@@ -36,7 +36,7 @@ struct AutomaticMomentTests {
         .init(name: "another author, same spot and time", metres: 0, minutes: 0, otherAuthor: true, linked: false),
     ]
 
-    @Test("MO4: two photos link at the radius and gap boundaries, inclusive, and only for one author", arguments: links)
+    @Test("Two photos link at the radius and gap boundaries, inclusive, and only for one author", arguments: links)
     func link(_ c: LinkCase) throws {
         var world = World()
         try world.ingest(Fixture.photo(10), Fixture.photo(11, author: c.otherAuthor ? "ben" : "ana", minutes: c.minutes,
@@ -44,7 +44,7 @@ struct AutomaticMomentTests {
         #expect((world.momentOf(10) == world.momentOf(11)) == c.linked)
     }
 
-    @Test("MO4: an automatic moment uses the existing place that holds its anchor best")
+    @Test("An automatic moment uses the existing place that holds its anchor best")
     func existingPlace() throws {
         var world = World()
         world.store.savePlace(Place(id: 500, name: "far", center: Fixture.point(80), radiusMetres: 100))  // ratio 0.8
@@ -55,7 +55,7 @@ struct AutomaticMomentTests {
         #expect(world.store.allPlaces().count == 3)
     }
 
-    @Test("MO5: a late photo bridging two moments merges them into the one holding the earliest picture")
+    @Test("A late photo bridging two moments merges them into the one holding the earliest picture")
     func bridge() throws {
         var world = World()
         try world.ingest(Fixture.photo(10, minutes: 0, at: Fixture.point(0)), Fixture.photo(11, minutes: 0, at: Fixture.point(250)))
@@ -70,7 +70,7 @@ struct AutomaticMomentTests {
         #expect(world.automaticMoments.count == 1)
     }
 
-    @Test("MO5: a photo linking three moments merges all of them into the earliest one")
+    @Test("A photo linking three moments merges all of them into the earliest one")
     func threeWayMerge() throws {
         var world = World()
         for (i, bearing) in [0.0, 120, 240].enumerated() {
@@ -85,7 +85,7 @@ struct AutomaticMomentTests {
         #expect(world.automaticMoments.count == 1)
     }
 
-    @Test("MO5: an earlier photo moves the window and the place to the new anchor")
+    @Test("An earlier photo moves the window and the place to the new anchor")
     func earlierAnchor() throws {
         var world = World()
         try world.ingest(Fixture.photo(10, minutes: 60))
@@ -127,7 +127,7 @@ struct AutomaticMomentTests {
     }
 }
 
-@Suite("Photos without time or place, and sidecar moment ids (MO6)")
+@Suite("Photos without time or place, and sidecar moment ids")
 struct SidecarTests {
     @Test("A photo without time or location is kept, unassigned", arguments: [
         Fixture.photo(10, minutes: nil), Fixture.photo(10, at: nil), Fixture.photo(10, minutes: nil, at: nil),

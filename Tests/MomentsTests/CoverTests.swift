@@ -3,7 +3,7 @@ import Testing
 @testable import Moments
 import SeededRandom
 
-@Suite("Covers (MO7)")
+@Suite("Covers")
 struct CoverTests {
     static func world(_ policy: CoverPolicy, margin: Double = 0.1) -> World {
         World(rules: MomentRules(graceBefore: 0, graceAfter: 0, coverPolicy: policy, coverMargin: margin))

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Moments
 
-@Suite("Declared moments (MO1, MO2, MO3)")
+@Suite("Declared moments")
 struct DeclaredMomentTests {
     struct BoundaryCase: Sendable, CustomTestStringConvertible {
         let name: String
@@ -30,7 +30,7 @@ struct DeclaredMomentTests {
         .init(name: "1 s after end + grace", metres: 0, bearing: 0, seconds: 4201, grace: 600, joins: false),
     ]
 
-    @Test("MO1: a photo joins when within the radius and the window with grace, boundaries inclusive",
+    @Test("A photo joins when within the radius and the window with grace, boundaries inclusive",
           arguments: boundaries)
     func boundary(_ c: BoundaryCase) throws {
         var world = World(rules: MomentRules(graceBefore: c.grace, graceAfter: c.grace))
@@ -41,7 +41,7 @@ struct DeclaredMomentTests {
         #expect(events.contains(.pictureAdded(pictureId: 10, momentId: 1)) == c.joins)
     }
 
-    @Test("MO1 across the date line: a moment at 179.9999 takes a photo at -179.9999 (22 m away)")
+    @Test("Across the date line: a moment at 179.9999 takes a photo at -179.9999 (22 m away)")
     func dateLine() throws {
         var world = World()
         try world.declare(Fixture.declared(1, at: Coordinate(latitude: 0, longitude: 179.9999), radius: 30))
@@ -49,7 +49,7 @@ struct DeclaredMomentTests {
         #expect(world.momentOf(10) == 1)
     }
 
-    @Test("MO1: pictures taken in the window but uploaded days later still join (after-the-fact)")
+    @Test("Pictures taken in the window but uploaded days later still join (after-the-fact)")
     func afterTheFact() throws {
         var world = World()
         try world.declare(Fixture.declared(1, from: 0, to: 60))
@@ -57,7 +57,7 @@ struct DeclaredMomentTests {
         #expect(world.momentOf(10) == 1)
     }
 
-    @Test("MO1: declaring a moment pulls in the matching photos already catalogued, shrinking their automatic moment")
+    @Test("Declaring a moment pulls in the matching photos already catalogued, shrinking their automatic moment")
     func declarationPullsPhotosIn() throws {
         var world = World()
         // One automatic chain of three photos 120 m apart; the declared circle will hold only the middle one.
@@ -74,7 +74,7 @@ struct DeclaredMomentTests {
         #expect(events.contains { if case .momentCreated(let m) = $0 { m.kind == .automatic } else { false } })
     }
 
-    @Test("MO2: a private moment takes its creator's and invitees' photos; a stranger's becomes a candidate and goes on")
+    @Test("A private moment takes its creator's and invitees' photos; a stranger's becomes a candidate and goes on")
     func privateMoment() throws {
         var world = World()
         try world.declare(Fixture.declared(1, creator: "owner", visibility: .private, invitees: ["guest"]))
@@ -93,7 +93,7 @@ struct DeclaredMomentTests {
         #expect(auto.kind == .automatic && auto.creator == "stranger" && auto.visibility == .private)
     }
 
-    @Test("MO2: a stranger's photo matching a private and a public moment joins the public one and is a candidate of the private one")
+    @Test("A stranger's photo matching a private and a public moment joins the public one and is a candidate of the private one")
     func privateThenPublic() throws {
         var world = World()
         try world.declare(Fixture.declared(1, visibility: .private))
@@ -103,7 +103,7 @@ struct DeclaredMomentTests {
         #expect(world.store.candidateMoments(ofPicture: 10) == [1])
     }
 
-    @Test("MO2: inviting the stranger later turns the candidate into a member")
+    @Test("Inviting the stranger later turns the candidate into a member")
     func invitationLater() throws {
         var world = World()
         var placed = Fixture.declared(1, visibility: .private)
@@ -144,7 +144,7 @@ struct DeclaredMomentTests {
               b: Fixture.declared(3, radius: 100, creator: "y"), winner: 3),
     ]
 
-    @Test("MO3: one deterministic winner among several matching moments, in either declaration order",
+    @Test("One deterministic winner among several matching moments, in either declaration order",
           arguments: tieBreaks)
     func tieBreak(_ c: TieBreak) throws {
         for order in [[c.a, c.b], [c.b, c.a]] {

@@ -3,10 +3,10 @@ import Testing
 @testable import Moments
 import SeededRandom
 
-/// MO5 as a property: random photo sets, ingested in random orders and random batches (each
+/// a property: random photo sets, ingested in random orders and random batches (each
 /// batch run by a fresh engine, as separate worker runs would be), always give the same
 /// moments, candidates and covers, equal to a rebuild from scratch.
-@Suite("Order independence (MO5)")
+@Suite("Order independence")
 struct OrderIndependenceTests {
     /// Something that happens to the catalog: a photo arrives or the backend declares a moment.
     enum Operation {

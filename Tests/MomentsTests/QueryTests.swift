@@ -3,7 +3,7 @@ import Testing
 @testable import Moments
 import SeededRandom
 
-@Suite("API queries (MO8)")
+@Suite("API queries")
 struct QueryTests {
     @Test("Places around a point: centres within the radius, nearest first, across the date line")
     func placesAround() {

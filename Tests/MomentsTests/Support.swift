@@ -66,7 +66,7 @@ struct World {
     var automaticMoments: [Moment] { store.allMoments().filter { $0.kind == .automatic } }
 }
 
-/// The order-independent shape of a store's moment state: what MO5 says must not depend on
+/// The order-independent shape of a store's moment state: what must not depend on
 /// arrival order. Automatic moments are named by their pictures' keys, declared ones by id.
 struct Snapshot: Equatable, CustomStringConvertible {
     var declared: [Int64: Set<String>] = [:]

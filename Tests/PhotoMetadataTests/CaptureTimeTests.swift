@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import PhotoMetadata
 
-/// One row of the MD1 table: EXIF text tags, an optional GPS time, a default zone, and what the
+/// One row of the capture-time table: EXIF text tags, an optional GPS time, a default zone, and what the
 /// capture time must be.
 struct TimeCase: Sendable, CustomTestStringConvertible {
     struct Text: Sendable {
@@ -111,7 +111,7 @@ private let timeCases: [TimeCase] = [
              source: nil, warning: "hour 24"),
 ]
 
-@Suite("Capture time (MD1)")
+@Suite("Capture time")
 struct CaptureTimeTests {
     private func read(_ bytes: [UInt8], zone: String = "UTC", sidecar: Sidecar? = nil, fileTime: Date? = nil) throws
         -> CaptureMetadata

@@ -3,7 +3,7 @@ import Testing
 @testable import PhotoMetadata
 import SeededRandom
 
-@Suite("Containers, identity and bad input (IN3, MD4)")
+@Suite("Containers, identity and bad input")
 struct ContainerTests {
     private func read(_ bytes: [UInt8]) -> CaptureMetadata {
         PhotoMetadata.read(bytes, sidecar: nil, fileTime: nil, options: .standard)

@@ -3,9 +3,9 @@ import Testing
 @testable import PhotoMetadata
 import SeededRandom
 
-/// MD5: agreement with an independent reader (ExifTool, in MANIFEST.tsv) on the real photos of
+/// Agreement with an independent reader (ExifTool, in MANIFEST.tsv) on the real photos of
 /// the shared corpus, and no crash on any of its files.
-@Suite("Corpus agreement (MD5)", .enabled(if: Corpus.isAvailable, "../shared/corpus not found (set DARKROOM_CORPUS)"))
+@Suite("Corpus agreement", .enabled(if: Corpus.isAvailable, "../shared/corpus not found (set DARKROOM_CORPUS)"))
 struct CorpusTests {
     private static let originalSources: Set<TimeSource> = [.exifOriginal, .exifOriginalGPSOffset, .exifOriginalAssumedZone]
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import PhotoMetadata
 
-/// One row of the MD2 table: GPS entries and the location (or the warning) they must give.
+/// One row of the location table: GPS entries and the location (or the warning) they must give.
 struct LocationCase: Sendable, CustomTestStringConvertible {
     var name: String
     var build: @Sendable (ExifFixture) -> [ExifFixture.Entry]
@@ -70,7 +70,7 @@ private let locationCases: [LocationCase] = [
                  warning: "no GPSLatitude/GPSLongitude"),
 ]
 
-@Suite("Location (MD2)")
+@Suite("Location")
 struct LocationTests {
     @Test("GPS table", arguments: locationCases)
     func gpsTable(_ testCase: LocationCase) throws {

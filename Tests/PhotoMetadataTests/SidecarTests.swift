@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import PhotoMetadata
 
-@Suite("Sidecar (IN2)")
+@Suite("Sidecar")
 struct SidecarTests {
     private func parse(_ json: String) throws -> Sidecar {
         try Sidecar(jsonBytes: Array(json.utf8))

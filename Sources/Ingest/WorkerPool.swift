@@ -1,0 +1,51 @@
+import CRuntime
+import Dispatch
+import Foundation
+
+/// The threads that process photos, for the spool's workers and the import alike: a fixed
+/// number of named threads, each running one loop that takes photos from its queue until the
+/// queue is done, and a blocking wait for all of them to end.
+public final class WorkerPool: Sendable {
+    private let group = DispatchGroup()
+
+    public init() {}
+
+    /// Starts `count` threads named `name-0`, `name-1`, ..., each running `body` with its index.
+    public func start(_ name: String, count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+        for index in 0..<count {
+            group.enter()
+            Thread.named("\(name)-\(index)") { [group] in
+                body(index)
+                group.leave()
+            }.start()
+        }
+    }
+
+    /// Starts one thread named `name` running `body` (a helper such as the lease renewer),
+    /// waited for by `join` with the others.
+    public func startOne(_ name: String, _ body: @escaping @Sendable () -> Void) {
+        group.enter()
+        Thread.named(name) { [group] in
+            body()
+            group.leave()
+        }.start()
+    }
+
+    /// Waits until every thread started has ended.
+    public func join() {
+        group.wait()
+    }
+}
+
+extension Thread {
+    /// A thread of Darkroom's, named `name` for Foundation and for the kernel (so `top -H` and
+    /// `/proc` tell the workers from the server's threads); keep names within 15 bytes.
+    public static func named(_ name: String, _ body: @escaping @Sendable () -> Void) -> Thread {
+        let thread = Thread {
+            darkroom_name_thread(name)
+            body()
+        }
+        thread.name = name
+        return thread
+    }
+}
