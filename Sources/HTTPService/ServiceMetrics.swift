@@ -9,6 +9,13 @@ import Storage
 /// The metrics of `darkroom serve` in the Prometheus text format: what this process
 /// counted (HTTP requests, uploads) and what the catalog and spool say (photos processed by
 /// every process sharing them, queue depth, webhook deliveries).
+///
+/// Written here rather than with swift-prometheus: most figures are not this process's
+/// counters but the catalog's, read at scrape time so that every worker sharing the catalog is
+/// counted, and the photo duration histogram's buckets come cumulative from one SQL query.
+/// swift-prometheus's histograms only record observations one by one, and its registry holds
+/// process-local values, so it would need every job replayed into it at start and could not
+/// show other processes' work. The exposition format itself is a few lines (`Exposition` below).
 public final class ServiceMetrics: Sendable {
     /// Bounds of the HTTP request duration histogram, in seconds (Prometheus' usual layout).
     static let requestBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
