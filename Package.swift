@@ -49,7 +49,7 @@ let package = Package(
         // delivery) does not depend on the imaging stack.
         .target(name: "ServiceSettings"),
         // `pipeline.json`: every setting, its defaults and its checks.
-        .target(name: "Settings", dependencies: ["ServiceSettings", "Imaging", "Moments"]),
+        .target(name: "Settings", dependencies: ["ServiceSettings", "Imaging", "JSONValues", "Moments"]),
         // Log lines and progress bars on a terminal or for a log collector.
         .target(name: "Terminal", dependencies: [.product(name: "Logging", package: "swift-log")]),
         // The spool (incoming, processing, failed, staging, the watcher) and the library of
@@ -58,7 +58,7 @@ let package = Package(
         // One photo from bytes to a committed picture, the worker pool, retries, the pixel
         // budget and the failures' categories.
         .target(name: "Ingest", dependencies: [
-            "Settings", "Storage", "Terminal", "Failures", "Imaging", "PhotoMetadata", "Moments", "Catalog", "CRuntime",
+            "Settings", "Storage", "Terminal", "Failures", "Imaging", "JSONValues", "PhotoMetadata", "Moments", "Catalog", "CRuntime",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // `darkroom import`: walking a photo library, sidecars, the journal, report and progress.
@@ -80,7 +80,7 @@ let package = Package(
         ]),
         // `darkroom serve`: the backend's upload hook and read API over HTTP.
         .target(name: "HTTPService", dependencies: [
-            "Catalog", "Failures", "Imaging", "Ingest", "Moments", "Operations", "PhotoMetadata", "ServiceSettings",
+            "Catalog", "Failures", "Imaging", "Ingest", "JSONValues", "Moments", "Operations", "PhotoMetadata", "ServiceSettings",
             "Settings", "Storage", "Webhooks",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
@@ -91,7 +91,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ], exclude: ["openapi.json"]),
         .executableTarget(name: "darkroom", dependencies: [
-            "Catalog", "HTTPService", "Imaging", "Ingest", "LibraryImport", "Moments", "Operations",
+            "Catalog", "HTTPService", "Imaging", "Ingest", "JSONValues", "LibraryImport", "Moments", "Operations",
             "PhotoMetadata", "ServiceSettings", "Settings", "Storage", "Terminal", "Webhooks",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),

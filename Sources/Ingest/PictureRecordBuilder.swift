@@ -3,6 +3,7 @@ import Foundation
 import Imaging
 import Moments
 import PhotoMetadata
+import JSONValues
 
 /// Maps what was read and rendered from a photo onto its catalog row.
 public enum PictureRecordBuilder {
@@ -15,7 +16,7 @@ public enum PictureRecordBuilder {
             displayWidth: rendered.displayWidth, displayHeight: rendered.displayHeight,
             orientation: metadata.orientation,
             locationSource: metadata.location?.source.rawValue ?? LocationSource.none.rawValue,
-            metadataJson: MetadataJSON.encode(metadata), createdAt: now.timeIntervalSince1970)
+            metadataJson: StableJSON.string(metadata), createdAt: now.timeIntervalSince1970)
         picture.make = metadata.make
         picture.model = metadata.model
         if let time = metadata.captureTime {
@@ -55,21 +56,5 @@ public enum PictureRecordBuilder {
             width: rendered.displayWidth, height: rendered.displayHeight,
             feedAspect: Double(feed.width) / Double(feed.height)).value
         return picture
-    }
-}
-
-/// The stable JSON form of a metadata read, as `inspect --json` prints it and the catalog keeps it.
-public enum MetadataJSON {
-    public static func encoder() -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        encoder.dateEncodingStrategy = .iso8601
-        return encoder
-    }
-
-    public static func encode(_ metadata: CaptureMetadata) -> String {
-        guard let data = try? encoder().encode(metadata) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
     }
 }

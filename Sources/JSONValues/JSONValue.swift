@@ -1,3 +1,5 @@
+import Foundation
+
 /// Any JSON value: decoded without a schema, so that a sidecar's keys can be checked one by one
 /// and each problem reported with its key; encoded for the outbox's payloads (with sorted keys
 /// by the caller's encoder, so that payloads are stable).
@@ -66,4 +68,14 @@ public enum JSONValue: Codable, Equatable, Sendable {
         default: nil
         }
     }
+}
+
+extension JSONValue {
+    /// Whether a value that `JSONSerialization` read is a JSON `true` or `false` rather than a
+    /// number: Foundation boxes both as `NSNumber`, and only the box's class tells them apart.
+    public static func isBoolean(_ value: Any) -> Bool {
+        type(of: value) == booleanBox
+    }
+
+    private static let booleanBox: Any.Type = type(of: NSNumber(value: true))
 }

@@ -151,13 +151,4 @@ public struct MomentCatalog: Sendable {
         }
         return cursor
     }
-
-    /// A JSON encoder for these views: snake_case keys, ISO 8601 dates.
-    public static func encoder() -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        encoder.dateEncodingStrategy = .iso8601
-        return encoder
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import JSONValues
 
 /// Everything Darkroom knows about a photo before decoding its pixels: when, where, which camera,
 /// what the bytes are, and what the uploader's sidecar said. Each value records its source;
@@ -95,9 +96,7 @@ public struct CaptureMetadata: Sendable, Codable, Equatable {
 
     /// The stable JSON form: snake_case keys, sorted, every key present, instants as ISO 8601 UTC.
     public func jsonData() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        return try encoder.encode(self)
+        try StableJSON.encoder().encode(self)
     }
 
     /// Reads the form written by `jsonData()`.

@@ -1,4 +1,5 @@
 import Foundation
+import JSONValues
 
 /// The per-photo JSON that Google Takeout writes beside each photo of a Google Photos export:
 /// when the photo was taken (`photoTakenTime.timestamp`, seconds since 1970 as text) and where
@@ -67,8 +68,7 @@ public struct TakeoutSidecar: Sendable, Equatable {
     private static func number(_ value: Any?) -> Double? {
         switch value {
         case let text as String: Double(text.trimmingCharacters(in: .whitespaces))
-        // JSON true/false also read as NSNumber; Foundation gives them their own boolean class.
-        case let number as NSNumber where !String(describing: type(of: number)).contains("Boolean"): number.doubleValue
+        case let number as NSNumber where !JSONValue.isBoolean(number): number.doubleValue
         default: nil
         }
     }

@@ -111,38 +111,23 @@ public struct XMPSidecar: Sendable, Equatable {
     /// gains `:00` seconds, EXIF-style `YYYY:MM:DD hh:mm:ss` is rewritten; a date with no time of
     /// day, or anything else, is nil.
     static func isoDate(_ raw: String) -> String? {
-        let text = raw.trimmingCharacters(in: .whitespaces)
-        let scalars = Array(text.unicodeScalars)
-        func digits(_ range: Range<Int>) -> Bool {
-            range.upperBound <= scalars.count && scalars[range].allSatisfy { ("0"..."9").contains($0) }
+        var scalars = Array(raw.trimmingCharacters(in: .whitespaces).unicodeScalars)
+        // XMP may leave the seconds out (`2019-08-15T09:00+02:00`): they are :00.
+        if scalars.count >= 16, scalars.count == 16 || scalars[16] != ":" {
+            scalars.insert(contentsOf: ":00".unicodeScalars, at: 16)
         }
-        guard scalars.count >= 16, digits(0..<4), ["-", ":"].contains(scalars[4]), digits(5..<7), scalars[7] == scalars[4],
-              digits(8..<10), ["T", " "].contains(scalars[10]), digits(11..<13), scalars[13] == ":", digits(14..<16)
-        else { return nil }
-        var date = String(String.UnicodeScalarView(scalars[0..<10])).replacingOccurrences(of: ":", with: "-")
-        date += "T" + String(String.UnicodeScalarView(scalars[11..<16]))
-        var rest = Array(scalars[16...])
-        if rest.first == ":" {
-            guard rest.count >= 3, rest[1...2].allSatisfy({ ("0"..."9").contains($0) }) else { return nil }
-            date += String(String.UnicodeScalarView(rest[0..<3]))
-            rest.removeFirst(3)
-        } else {
-            date += ":00"
+        let text = String(String.UnicodeScalarView(scalars))
+        let (wall, offset) = LocalDateTime.parse(iso: text, years: Self.years)
+        guard case .valid(let time) = wall else { return nil }
+        switch offset {
+        case .absent: return time.isoString
+        case .valid(let seconds): return time.isoString + (seconds == 0 && text.hasSuffix("Z") ? "Z" : LocalDateTime.offsetString(seconds))
+        case .invalid: return nil
         }
-        if rest.first == "." {
-            var fraction = "."
-            rest.removeFirst()
-            while let digit = rest.first, ("0"..."9").contains(digit) {
-                fraction.unicodeScalars.append(digit)
-                rest.removeFirst()
-            }
-            guard fraction.count > 1 else { return nil }
-            date += fraction
-        }
-        let zone = String(String.UnicodeScalarView(rest)).trimmingCharacters(in: .whitespaces)
-        guard zone.isEmpty || zone == "Z" || zone.first == "+" || zone.first == "-" else { return nil }
-        return date + zone
     }
+
+    /// The years an XMP date may name; the sidecar's own checks narrow them.
+    static let years = 1...9999
 
     /// `35/1`, `-12.5` or `7/2` as a number; nil for anything else or a zero denominator.
     static func rational(_ raw: String) -> Double? {

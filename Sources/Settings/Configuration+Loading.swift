@@ -1,6 +1,7 @@
 import Foundation
 import Imaging
 import Moments
+import JSONValues
 
 extension Configuration {
     /// Where the configuration comes from when none is named: `$DARKROOM_CONFIG`, then
@@ -176,9 +177,7 @@ struct ConfigurationReader {
 
     func number(_ o: [String: Any], _ name: String, _ key: String) throws(ConfigurationError) -> NSNumber? {
         guard let value = o[name], !(value is NSNull) else { return nil }
-        // JSON true/false also read as NSNumber; Foundation gives them their own boolean class.
-        let isBoolean = String(describing: type(of: value)).contains("Boolean")
-        guard let number = value as? NSNumber, !isBoolean else {
+        guard let number = value as? NSNumber, !JSONValue.isBoolean(value) else {
             throw fail(key, "must be a number (got \(value))")
         }
         return number

@@ -1,5 +1,6 @@
 import Foundation
 import ServiceSettings
+import JSONValues
 
 extension ConfigurationReader {
     /// The `server` section.
@@ -45,7 +46,7 @@ extension ConfigurationReader {
 
     func bool(_ o: [String: Any], _ name: String, _ key: String) throws(ConfigurationError) -> Bool? {
         guard let value = o[name], !(value is NSNull) else { return nil }
-        guard String(describing: type(of: value)).contains("Boolean"), let flag = value as? Bool else {
+        guard JSONValue.isBoolean(value), let flag = value as? Bool else {
             throw fail(key, "must be true or false (got \(value))")
         }
         return flag

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Ingest
 import Operations
+import JSONValues
 
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -35,7 +36,7 @@ struct Inspect: ParsableCommand {
             }
         }
         if json {
-            let encoder = MetadataJSON.encoder()
+            let encoder = StableJSON.encoder()
             print(String(decoding: try encoder.encode(reports), as: UTF8.self))
         }
         if failed { throw ExitCode(1) }

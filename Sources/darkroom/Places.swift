@@ -3,6 +3,7 @@ import Catalog
 import Foundation
 import Moments
 import Operations
+import JSONValues
 
 struct Places: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -84,7 +85,7 @@ enum PlacesText {
 enum Output {
     static func print<T: Encodable>(_ value: T, json: Bool, text: (T) -> String) throws {
         if json {
-            Swift.print(String(decoding: try MomentCatalog.encoder().encode(value), as: UTF8.self))
+            Swift.print(String(decoding: try StableJSON.encoder().encode(value), as: UTF8.self))
         } else {
             Swift.print(text(value))
         }

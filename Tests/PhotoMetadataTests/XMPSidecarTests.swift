@@ -49,7 +49,7 @@ struct XMPSidecarTests {
              latitude: 31.5, longitude: 35.5, altitude: -430),
         Case(name: "minutes only: seconds added", xml: packet(#" exif:DateTimeOriginal="2019-07-01T13:30"/>"#), takenAt: "2019-07-01T13:30:00"),
         Case(name: "EXIF-style date", xml: packet(#" exif:DateTimeOriginal="2019:07:01 13:30:05"/>"#), takenAt: "2019-07-01T13:30:05"),
-        Case(name: "fraction and Z", xml: packet(#" exif:DateTimeOriginal="2019-07-01T13:30:00.25Z"/>"#), takenAt: "2019-07-01T13:30:00.25Z"),
+        Case(name: "fraction and Z", xml: packet(#" exif:DateTimeOriginal="2019-07-01T13:30:00.25Z"/>"#), takenAt: "2019-07-01T13:30:00.250Z"),
         Case(name: "a date with no time of day", xml: packet(#" exif:DateTimeOriginal="2019-07-01"/>"#), problems: 1),
         Case(name: "photoshop:DateCreated when DateTimeOriginal is absent", xml: packet(#" photoshop:DateCreated="2018-12-24T18:00:00+01:00"/>"#),
              takenAt: "2018-12-24T18:00:00+01:00"),
