@@ -47,6 +47,18 @@ public enum CatalogError: Error, CustomStringConvertible, Sendable, Equatable {
         }
     }
 
+    /// The same without the catalog's path or the database's own message, for answers to
+    /// clients; the log keeps `description`.
+    public var publicDescription: String {
+        switch self {
+        case .busy: "the catalog is busy (another writer holds it); try again shortly"
+        case .diskFull: "the catalog's disk is full; try again once space is freed"
+        case .corrupt: "the catalog is damaged; the server's log has the details under this answer's request_id"
+        case .other: "catalog error: the server's log has the details under this answer's request_id"
+        case .refused, .rule: description
+        }
+    }
+
     public var description: String {
         switch self {
         case .busy(let path): "catalog \(path) is busy (another writer holds it); will retry"

@@ -21,6 +21,8 @@ struct ServiceEnvironment: Sendable {
     /// other blocking work, so that reads never queue behind fsyncs.
     let uploadWriters: NIOThreadPool
     let logger: Logger
+    /// What answers leave out: the configured paths and the host name.
+    let redaction: Redaction
 
     /// The catalog's moments and pictures as the command line shows them.
     var moments: MomentCatalog { MomentCatalog(catalog: catalog) }

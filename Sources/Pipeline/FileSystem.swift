@@ -23,6 +23,15 @@ public struct FileSystemError: Error, CustomStringConvertible, Sendable, Equatab
         return "cannot \(operation) \(path): \(reason)\(advice)"
     }
 
+    /// The same without the path (which may name the host and process in a temporary name), for
+    /// answers to clients: the operation, the reason, and what to do.
+    public var publicDescription: String {
+        let reason = String(cString: strerror(code))
+        let advice = code == ENOSPC || code == EDQUOT ? "; the server's disk is full, try again once space is freed"
+            : "; the server's log has the path under this answer's request_id"
+        return "cannot \(operation) a file on the server: \(reason)\(advice)"
+    }
+
     static func current(_ operation: String, _ path: String) -> FileSystemError {
         FileSystemError(operation: operation, path: path, code: errno)
     }
