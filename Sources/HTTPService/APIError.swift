@@ -21,8 +21,9 @@ enum APIError: Error, CustomStringConvertible, Sendable, Equatable {
     case conflict(String)
     /// The body is larger than `server.max_upload_bytes` (413).
     case tooLarge(limit: Int)
-    /// A multipart form passes a limit of its parts or headers (413).
-    case formTooLarge(String)
+    /// A body passes a limit other than its size in bytes: parts or headers of a form, or the
+    /// size of a JSON body (413).
+    case overLimit(String)
     /// The body is not a JPEG or PNG, whatever its declared type (415).
     case unsupportedMediaType(String)
     /// The catalog or the disk cannot take the request now; it may be tried again (503).
@@ -38,7 +39,7 @@ enum APIError: Error, CustomStringConvertible, Sendable, Equatable {
         case .forbidden: .forbidden
         case .conflict: .conflict
         case .notFound, .noRoute: .notFound
-        case .tooLarge, .formTooLarge: .contentTooLarge
+        case .tooLarge, .overLimit: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .unavailable: .serviceUnavailable
         case .internal: .internalServerError
@@ -50,7 +51,7 @@ enum APIError: Error, CustomStringConvertible, Sendable, Equatable {
         switch self {
         case .unauthorized: "missing or wrong bearer token: send Authorization: Bearer <server.token>"
         case .badRequest(let reason), .forbidden(let reason), .conflict(let reason), .notFound(let reason), .unsupportedMediaType(let reason),
-             .unavailable(let reason), .internal(let reason), .formTooLarge(let reason):
+             .unavailable(let reason), .internal(let reason), .overLimit(let reason):
             reason
         case .noRoute(let method, let path): "no route for \(method) \(path); see openapi.json for the API"
         case .tooLarge(let limit): "the body is larger than \(limit) bytes (server.max_upload_bytes)"
@@ -62,7 +63,7 @@ enum APIError: Error, CustomStringConvertible, Sendable, Equatable {
 
     /// The answer to a multipart body that cannot be read: 413 past a limit, 400 otherwise.
     static func form(_ problem: MultipartForm.Problem) -> APIError {
-        if case .tooMany = problem { return .formTooLarge(problem.description) }
+        if case .tooMany = problem { return .overLimit(problem.description) }
         return .badRequest(problem.description)
     }
 
