@@ -1,0 +1,51 @@
+import Catalog
+import Foundation
+import Testing
+
+@Suite("The command line at the boundaries")
+struct BoundaryCommandTests {
+    @Test func idsOutOfRangeAreRefusedAndACreateNeverReplaces() throws {
+        let space = Workspace()
+        let circle = ["--lat", "48.8566", "--long", "2.3522", "--rad", "200"]
+        let overflow = try space.run(["places", "add", "--id", "9223372036854775807", "--name", "Max"] + circle)
+        #expect(overflow.status != 0)
+        #expect(overflow.stderr.contains("--id must be at most 9007199254740991"), "\(overflow.stderr)")
+        #expect(try space.run(["places", "add", "--id", "9007199254740991", "--name", "Top"] + circle).status == 0)
+        #expect(try space.run(["places", "add", "--name", "Next"] + circle).status == 0)
+        let taken = try space.run(["places", "add", "--id", "9007199254740991", "--name", "Again"] + circle)
+        #expect(taken.status != 0)
+        #expect(taken.stderr.contains("place 9007199254740991 already exists"), "\(taken.stderr)")
+        let places = try space.catalog().places()
+        #expect(places.map(\.name) == ["Next", "Top"])
+
+        let window = ["--place", "1", "--start", "2024-05-07T18:00:00+02:00", "--end", "2024-05-07T20:00:00+02:00"]
+        #expect(try space.run(["moments", "create", "--id", "10", "--creator", "mallory", "--visibility", "private"] + window).status == 0)
+        let again = try space.run(["moments", "create", "--id", "10", "--creator", "bob"] + window)
+        #expect(again.status != 0)
+        #expect(again.stderr.contains("moment 10 already exists") && again.stderr.contains("mallory"), "\(again.stderr)")
+        #expect(try space.catalog().moment(id: 10)?.creator == "mallory")
+        let updated = try space.run(["moments", "update", "10", "--creator", "mallory", "--visibility", "private", "--title", "Dinner"] + window)
+        #expect(updated.status == 0, "\(updated.stderr)")
+        #expect(try space.catalog().moment(id: 10)?.title == "Dinner")
+        #expect(try space.run(["moments", "update", "11"] + window).status != 0)
+        #expect(try space.run(["places", "update", "1", "--name", "Moved", "--lat", "48.86", "--long", "2.35", "--rad", "300"]).status == 0)
+        #expect(try space.catalog().place(id: 1)?.name == "Moved")
+        #expect(try space.run(["places", "update", "2"] + circle).status != 0)
+    }
+
+    @Test func aFileNamedWithALineEndWritesOneLogLine() throws {
+        let space = Workspace()
+        let forged = "2026-11-24T00:00:00Z info    photo file=forged.jpg outcome=added"
+        try space.drop(Workspace.packageRoot + "/samples/" + (try Self.aSample()), as: "evil\n\(forged).jpg")
+        let result = try space.run(["run", "--once", "--no-progress"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(!lines.contains { $0.hasPrefix("2026-11-24T00:00:00Z") }, "\(result.stderr)")
+        #expect(lines.contains { $0.contains("evil\\n2026-11-24T00:00:00Z") }, "\(result.stderr)")
+    }
+
+    static func aSample() throws -> String {
+        let names = try FileManager.default.contentsOfDirectory(atPath: Workspace.packageRoot + "/samples")
+        return try #require(names.sorted().first { $0.hasSuffix(".jpg") })
+    }
+}
