@@ -35,6 +35,15 @@ enum CatalogSchema {
         migrator.registerMigration("v7-webhook-delivery-totals") { db in
             try createWebhookDeliveryTotals(db)
         }
+        migrator.registerMigration("v8-camera-values") { db in
+            // The camera's own time and place when the backend's explicit values replaced them,
+            // so that the read API shows both.
+            try db.alter(table: "pictures") { t in
+                t.add(column: "camera_captured_at", .double)
+                t.add(column: "camera_latitude", .double)
+                t.add(column: "camera_longitude", .double)
+            }
+        }
         return migrator
     }
 

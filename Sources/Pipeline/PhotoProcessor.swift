@@ -66,6 +66,10 @@ struct PhotoInput: Sendable {
     var notes: [String] = []
     /// Hard-link the original into the library from `path` rather than write a copy.
     var linkOriginal = false
+    /// Whether the sidecar is the backend's own word (a spool sidecar: an upload's fields,
+    /// `enqueue --sidecar`): its `taken_at` and location then win over EXIF. An imported
+    /// library's sidecars (Takeout, XMP, written by other tools) only fill what EXIF lacks.
+    var sidecarOverridesExif = false
 }
 
 /// Turns one claimed photo into stored files and a committed catalog entry. Every step but the
@@ -102,7 +106,7 @@ struct PhotoProcessor: Sendable {
         // the library rather than write its bytes a second time, when the file systems allow.
         let input = PhotoInput(path: claim.path, sourceName: claim.sourceName, jobKey: claim.path, worker: claim.worker,
                                sidecar: sidecar, sidecarJson: sidecarBytes.map { String(decoding: $0, as: UTF8.self) },
-                               linkOriginal: true)
+                               linkOriginal: true, sidecarOverridesExif: true)
         return try process(input, attempt: attempt, deadline: deadline, startedAt: startedAt)
     }
 
@@ -114,7 +118,8 @@ struct PhotoProcessor: Sendable {
         }
         let fileTime = FileSystem.status(input.path).map { Date(timeIntervalSince1970: $0.modified) }
         var metadata = PhotoMetadata.read(bytes, sidecar: input.sidecar, fileTime: fileTime,
-                                          options: MetadataOptions(defaultTimeZone: configuration.defaultTimeZone))
+                                          options: MetadataOptions(defaultTimeZone: configuration.defaultTimeZone,
+                                                                   sidecarOverridesExif: input.sidecarOverridesExif))
         metadata.warnings = input.notes + metadata.warnings
         var job = JobRecord(sourceName: input.sourceName, claimPath: input.jobKey, sha256: metadata.sha256,
                             outcome: .added, pictureId: nil, attempts: attempt, error: nil,

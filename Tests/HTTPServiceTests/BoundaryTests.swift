@@ -140,4 +140,31 @@ struct BoundaryTests {
             #expect(try await service.request(.GET, "/v1/media/variants/thumb/ab/ab/\(hash).jpg").status == 404)
         }
     }
+
+    @Test func theBackendsTakenAtAndLocationWinOverEXIFAndThePictureShowsBoth() async throws {
+        try await TestService.with { service in
+            // The photo's EXIF says 2019-10-03T09:10:11 at 47.354184, 10.191316.
+            let accepted = try await service.upload(try Samples.gpsPhoto(),
+                                                    query: "author_id=alice&taken_at=2019-10-04T18:00:00%2B02:00&latitude=48.8566&longitude=2.3522")
+            #expect(accepted.status == 202)
+            let id = try #require(try accepted.object()["id"] as? String)
+            let done = try await service.settled(id)
+            let pictureId = try #require(done["picture_id"] as? Int)
+            let picture = try await service.request(.GET, "/v1/pictures/\(pictureId)").object()
+            #expect(picture["captured_at"] as? String == "2019-10-04T16:00:00Z")
+            #expect(picture["captured_at_source"] as? String == "sidecar")
+            #expect(picture["lat"] as? Double == 48.8566 && picture["location_source"] as? String == "sidecar")
+            let camera = try #require(picture["camera"] as? [String: Any])
+            #expect((camera["captured_at"] as? String)?.hasPrefix("2019-10-03") == true)
+            #expect(abs((camera["lat"] as? Double ?? 0) - 47.354184) < 1e-4)
+
+            // Without explicit values, the camera's stand and no camera block is shown.
+            let plain = try await service.upload(Samples.distinct(try Samples.gpsPhoto(), "plain"), query: "author_id=alice")
+            let plainDone = try await service.settled(try #require(try plain.object()["id"] as? String))
+            let plainPicture = try await service.request(.GET, "/v1/pictures/\(try #require(plainDone["picture_id"] as? Int))").object()
+            #expect(plainPicture["captured_at_source"] as? String != "sidecar")
+            #expect(plainPicture["location_source"] as? String == "exif")
+            #expect(plainPicture["camera"] == nil)
+        }
+    }
 }
