@@ -44,6 +44,30 @@ struct BoundaryCommandTests {
         #expect(lines.contains { $0.contains("evil\\n2026-11-24T00:00:00Z") }, "\(result.stderr)")
     }
 
+    /// A PNG whose IHDR claims 4294967295 × 4294967295 pixels.
+    static func hugeHeaderPNG() -> [UInt8] {
+        func be32(_ value: UInt32) -> [UInt8] { [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> $0) } }
+        let ihdr = Array("IHDR".utf8) + be32(.max) + be32(.max) + [8, 2, 0, 0, 0]
+        // The CRC is not checked before the size is refused.
+        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + be32(13) + ihdr + be32(0) + be32(0) + Array("IEND".utf8) + be32(0)
+    }
+
+    @Test func aPNGClaiming4294967295PixelsASideIsNamedAsSuchEverywhere() throws {
+        let space = Workspace()
+        let path = space.root + "/huge.png"
+        _ = FileManager.default.createFile(atPath: path, contents: Data(Self.hugeHeaderPNG()))
+        for command in [["inspect", path], ["render", path, "--out", space.root + "/out"]] {
+            let result = try space.run(command)
+            #expect(result.status != 0)
+            #expect(result.stderr.contains("4294967295×4294967295"), "\(command[0]): \(result.stderr)")
+            #expect(!result.stderr.contains("-1×-1") && !result.stderr.contains("-1x-1"), "\(command[0]): \(result.stderr)")
+        }
+        try space.drop(bytes: Self.hugeHeaderPNG(), as: "huge.png")
+        #expect(try space.run(["run", "--once", "--no-progress"]).status == 1)
+        let reason = try String(contentsOfFile: space.spool + "/failed/huge.png.error.json", encoding: .utf8)
+        #expect(reason.contains("4294967295×4294967295"))
+    }
+
     static func aSample() throws -> String {
         let names = try FileManager.default.contentsOfDirectory(atPath: Workspace.packageRoot + "/samples")
         return try #require(names.sorted().first { $0.hasSuffix(".jpg") })
