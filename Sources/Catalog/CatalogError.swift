@@ -61,8 +61,8 @@ public enum CatalogError: Error, CustomStringConvertible, Sendable, Equatable {
 
     public var description: String {
         switch self {
-        case .busy(let path): "catalog \(path) is busy (another writer holds it); will retry"
-        case .diskFull(let path): "disk full while writing catalog \(path); free space, then run `darkroom retry`"
+        case .busy(let path): "catalog \(path) is busy (another writer holds it)"
+        case .diskFull(let path): "disk full while writing catalog \(path); free space"
         case .corrupt(let path, let message): "catalog \(path) is damaged or not a Darkroom catalog (\(message)); restore it from a backup or point catalog.path elsewhere"
         case .refused(let message): message
         case .rule(let error): error.description

@@ -19,7 +19,7 @@ public struct FileSystemError: Error, CustomStringConvertible, Sendable, Equatab
 
     public var description: String {
         let reason = String(cString: strerror(code))
-        let advice = code == ENOSPC || code == EDQUOT ? "; free space, the photo will be retried" : ""
+        let advice = code == ENOSPC || code == EDQUOT ? "; free space" : ""
         return "cannot \(operation) \(path): \(reason)\(advice)"
     }
 
