@@ -70,6 +70,7 @@ let package = Package(
         .executableTarget(name: "darkroom-bench", dependencies: [
             "Imaging", "PhotoMetadata", "Moments", "Catalog", "Pipeline", "SeededRandom",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "NIOCore", package: "swift-nio"),
         ]),
 
         .testTarget(name: "ImagingTests", dependencies: ["Imaging", "SeededRandom"]),
