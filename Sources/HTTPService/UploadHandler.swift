@@ -30,7 +30,8 @@ struct UploadHandler: Sendable {
             try await acceptStreamed(request, id: id)
         }
         environment.metrics.recordUploadAccepted(bytes: bytes, seconds: started.secondsElapsed)
-        environment.logger.info("upload accepted", metadata: ["upload": "\(id)", "file": "\(name)", "bytes": "\(bytes)"])
+        environment.logger.info("upload accepted", metadata: ["upload": "\(id)", "file": "\(name)", "bytes": "\(bytes)",
+                                                              "request_id": "\(RequestID.current ?? "-")"])
         let statusURL = UploadID.statusURL(id)
         return JSONBody.response(UploadState(id: id, status: .queued, statusUrl: statusURL), status: .accepted,
                                  headers: [.location: statusURL])
