@@ -10,10 +10,12 @@ import Darwin
 /// (`Limits`) are checked as the bytes arrive, so a body of a million empty parts, or one
 /// endless header, is refused as soon as it passes one, not after it has been read whole.
 ///
-/// Why not vapor's multipart-kit: its 4.x `MultipartParser` streams too, but it collects each
-/// header name and value without a bound and has no count of parts, so every limit here would
-/// have to be kept outside it anyway, over callbacks that hand out one extra copy of the
-/// content; this parser is the state machine those limits need and nothing more.
+/// Why not vapor's multipart-kit (4.7.1): its `MultipartParser` streams too and hands content
+/// out as buffer slices, but it reads headers a byte at a time into name and value arrays with
+/// no bound (one endless header name grows until the body limit) and counts no parts; it is a
+/// non-Sendable class driven by callbacks, so every limit here would still have to be kept
+/// outside it, one callback late. This parser is the state machine those limits need, and
+/// finds delimiters with memchr rather than byte by byte.
 struct MultipartStream {
     /// How much one form may hold.
     struct Limits: Sendable, Equatable {
@@ -57,9 +59,6 @@ struct MultipartStream {
         // The first delimiter may open the body with no line end before it.
         buffer = Self.crlf
     }
-
-    /// Whether the closing delimiter has been read.
-    var isComplete: Bool { state == .epilogue }
 
     /// Feeds the next bytes of the body, calling `handle` for each event they complete.
     mutating func feed(_ bytes: some Sequence<UInt8>, _ handle: (Event) throws -> Void) throws {
