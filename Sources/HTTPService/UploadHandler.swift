@@ -252,6 +252,9 @@ struct UploadHandler: Sendable {
                 state.pictureId = pictureId
                 state.momentId = picture.momentId
                 state.variants = environment.links.linked(picture).variants
+                state.capturedAtSource = picture.capturedAtSource
+                state.locationSource = picture.locationSource
+                state.camera = picture.camera
             }
             return state
         }

@@ -149,6 +149,9 @@ struct BoundaryTests {
             #expect(accepted.status == 202)
             let id = try #require(try accepted.object()["id"] as? String)
             let done = try await service.settled(id)
+            // The upload's status says so too.
+            #expect(done["captured_at_source"] as? String == "sidecar" && done["location_source"] as? String == "sidecar")
+            #expect(done["camera"] != nil)
             let pictureId = try #require(done["picture_id"] as? Int)
             let picture = try await service.request(.GET, "/v1/pictures/\(pictureId)").object()
             #expect(picture["captured_at"] as? String == "2019-10-04T16:00:00Z")
