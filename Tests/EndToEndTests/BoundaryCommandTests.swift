@@ -68,6 +68,25 @@ struct BoundaryCommandTests {
         #expect(reason.contains("4294967295×4294967295"))
     }
 
+    @Test func inspectShowsTheSidecarsTimeAndPlaceInForceAndTheCamerasBesideThem() throws {
+        let space = Workspace()
+        let photo = space.root + "/trip.jpg"
+        // EXIF: 2019-10-03T09:10:11 at 47.354184, 10.191316.
+        try FileManager.default.copyItem(atPath: Workspace.packageRoot + "/samples/issue-exifr-13.jpg", toPath: photo)
+        try Data(#"{"taken_at": "2019-10-04T18:00:00+02:00", "latitude": 48.8566, "longitude": 2.3522}"#.utf8)
+            .write(to: URL(fileURLWithPath: photo + ".json"))
+        let text = try space.run(["inspect", photo])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("2019-10-04T18:00:00") && text.stdout.contains("from sidecar"), "\(text.stdout)")
+        #expect(text.stdout.contains("camera took") && text.stdout.contains("2019-10-03T09:10:11"), "\(text.stdout)")
+        #expect(text.stdout.contains("camera was") && text.stdout.contains("47.354"), "\(text.stdout)")
+        let json = try space.run(["inspect", photo, "--json"])
+        let reports = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        let metadata = try #require(reports.first?["metadata"] as? [String: Any])
+        #expect(((metadata["camera_capture_time"] as? [String: Any])?["source"] as? String)?.hasPrefix("exif_original") == true)
+        #expect((metadata["location"] as? [String: Any])?["source"] as? String == "sidecar")
+    }
+
     static func aSample() throws -> String {
         let names = try FileManager.default.contentsOfDirectory(atPath: Workspace.packageRoot + "/samples")
         return try #require(names.sorted().first { $0.hasSuffix(".jpg") })
