@@ -100,6 +100,7 @@ let package = Package(
             "Imaging", "PhotoMetadata", "Moments", "Catalog", "Ingest", "LibraryImport", "Settings", "Storage",
             "SeededRandom",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "NIOCore", package: "swift-nio"),
         ]),
 
         .testTarget(name: "ImagingTests", dependencies: ["Imaging", "SeededRandom"]),

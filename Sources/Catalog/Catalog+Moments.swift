@@ -13,7 +13,8 @@ public struct PicturePageRecords: Sendable {
 extension Catalog {
     // MARK: Places
 
-    /// Declares a place for the backend, with its own id or the next free positive one.
+    /// Declares a new place for the backend, with its own id or the next free positive one. An
+    /// id already taken is refused (`idTaken`), never replaced: `updatePlace` changes a place.
     public func declarePlace(id: Int64?, name: String?, center: Coordinate, radiusMetres: Double) throws(CatalogError) -> Place {
         let place = Place(id: id ?? 0, name: name, center: center, radiusMetres: radiusMetres)
         guard place.isValid else {
@@ -21,11 +22,41 @@ extension Catalog {
         }
         return try write { db in
             var place = place
-            if id == nil { place.id = try Self.nextBackendId(in: "places", db) }
+            if let id {
+                guard Declaration.backendIds.contains(id) else { throw MomentError.idOutOfRange(kind: "place", id: id) }
+                if let existing = try CatalogMomentStore(db: db).place(id: id) {
+                    throw MomentError.idTaken(kind: "place", id: id, existing: Self.summary(of: existing))
+                }
+            } else {
+                place.id = try Self.nextBackendId(in: "places", db)
+            }
+            // A plain INSERT: should the id be taken after all, it fails rather than replaces.
+            try db.execute(sql: "INSERT INTO places (id, name, latitude, longitude, radius_metres, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                           arguments: [place.id, place.name, center.latitude, center.longitude, radiusMetres, Date().timeIntervalSince1970])
             var store = CatalogMomentStore(db: db)
             try store.savePlace(place)
             return place
         }
+    }
+
+    /// Changes an existing place's name and circle; the declared moments held there are
+    /// re-evaluated (pictures now inside join, those now outside leave).
+    public func updatePlace(id: Int64, name: String?, center: Coordinate, radiusMetres: Double) throws(CatalogError) -> Place {
+        let place = Place(id: id, name: name, center: center, radiusMetres: radiusMetres)
+        guard place.isValid else {
+            throw CatalogError.refused("a place needs a latitude in -90...90, a longitude in -180...180 and a radius above 0 metres")
+        }
+        return try write { [momentRules] db in
+            guard Declaration.backendIds.contains(id) else { throw MomentError.idOutOfRange(kind: "place", id: id) }
+            var store = CatalogMomentStore(db: db)
+            let events = try MomentEngine(rules: momentRules).updatePlace(place, in: &store)
+            try OutboxWriter(db: db, at: Date().timeIntervalSince1970).record(events)
+            return place
+        }
+    }
+
+    private static func summary(of place: Place) -> String {
+        "\(place.name.map { "\"\($0)\"" } ?? "unnamed") at \(place.center.latitude), \(place.center.longitude), radius \(place.radiusMetres) m"
     }
 
     /// Every place, by id.
@@ -48,18 +79,20 @@ extension Catalog {
 
     // MARK: Moments
 
-    /// Declares (or updates) a moment for the backend at one of the catalog's places: the
+    /// Declares a moment for the backend at one of the catalog's places (`.create`, refused when
+    /// the id is taken) or changes one (`.update`, refused when it does not exist): the
     /// pictures it matches join it, even those uploaded before. An id of nil takes the
-    /// next free positive id.
-    public func declareMoment(_ moment: Moment, id: Int64?) throws(CatalogError) -> (Moment, [MomentEvent]) {
+    /// next free positive id (a create only).
+    public func declareMoment(_ moment: Moment, id: Int64?, as declaration: Declaration = .create) throws(CatalogError) -> (Moment, [MomentEvent]) {
         try write { [momentRules] db in
             var moment = moment
+            if declaration == .update && id == nil { throw CatalogError.refused("an update names the moment's id") }
             moment.id = try id ?? Self.nextBackendId(in: "moments", db)
             var store = CatalogMomentStore(db: db)
             guard let place = try store.place(id: moment.placeId) else {
                 throw CatalogError.refused("place \(moment.placeId) does not exist; declare it first (`darkroom places add`, or POST /v1/places)")
             }
-            let events = try MomentEngine(rules: momentRules).declare(moment, at: place, into: &store)
+            let events = try MomentEngine(rules: momentRules).declare(moment, at: place, as: declaration, into: &store)
             try OutboxWriter(db: db, at: Date().timeIntervalSince1970).record(events)
             return (try store.moment(id: moment.id) ?? moment, events)
         }
@@ -149,7 +182,22 @@ extension Catalog {
     }
 
     /// The next positive id of a table: the backend's range (the worker's own ids are negative).
+    /// One above the highest id in range; when that would leave the range (an id near 2^53 - 1
+    /// was declared), the lowest free one. Never `MAX(id) + 1` over the whole table, which
+    /// overflows past Int64.max and would name an existing row.
     private static func nextBackendId(in table: String, _ db: Database) throws -> Int64 {
-        (try Int64.fetchOne(db, sql: "SELECT MAX(MAX(id), 0) + 1 FROM \(table)") ?? nil) ?? 1
+        let range = Declaration.backendIds
+        let highest = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM \(table) WHERE id BETWEEN ? AND ?",
+                                         arguments: [range.lowerBound, range.upperBound]) ?? 0
+        if highest < range.upperBound { return highest + 1 }
+        let gap = try Int64.fetchOne(db, sql: """
+            SELECT MIN(t.id) + 1 FROM \(table) t WHERE t.id BETWEEN ? AND ?
+              AND NOT EXISTS (SELECT 1 FROM \(table) u WHERE u.id = t.id + 1)
+            """, arguments: [range.lowerBound, range.upperBound - 1])
+        let lowestFree = try Int64.fetchOne(db, sql: "SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM \(table) WHERE id = 1)") ?? gap
+        guard let lowestFree, range.contains(lowestFree) else {
+            throw CatalogError.refused("no free id is left in \(table) (1 to \(range.upperBound)); give one explicitly")
+        }
+        return lowestFree
     }
 }

@@ -58,10 +58,22 @@ public enum CatalogError: CategorizedError, CustomStringConvertible, Sendable, E
         }
     }
 
+    /// The same without the catalog's path or the database's own message, for answers to
+    /// clients; the log keeps `description`.
+    public var publicDescription: String {
+        switch self {
+        case .busy: "the catalog is busy (another writer holds it); try again shortly"
+        case .diskFull: "the catalog's disk is full; try again once space is freed"
+        case .corrupt: "the catalog is damaged; the server's log has the details under this answer's request_id"
+        case .other: "catalog error: the server's log has the details under this answer's request_id"
+        case .refused, .rule: description
+        }
+    }
+
     public var description: String {
         switch self {
-        case .busy(let path): "catalog \(path) is busy (another writer holds it); will retry"
-        case .diskFull(let path): "disk full while writing catalog \(path); free space, then run `darkroom retry`"
+        case .busy(let path): "catalog \(path) is busy (another writer holds it)"
+        case .diskFull(let path): "disk full while writing catalog \(path); free space"
         case .corrupt(let path, let message): "catalog \(path) is damaged or not a Darkroom catalog (\(message)); restore it from a backup or point catalog.path elsewhere"
         case .refused(let message): message
         case .rule(let error): error.description

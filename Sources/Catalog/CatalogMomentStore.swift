@@ -222,9 +222,16 @@ struct CatalogMomentStore: MomentStore {
     }
 
     /// The next id of the worker's own range: negative, counting down, so that it never meets
-    /// the ids the backend gives its places and declared moments.
+    /// the ids the backend gives its places and declared moments. Computed here rather than
+    /// in SQL, where `MIN(id) - 1` past Int64.min turns into a float that names an existing row;
+    /// the inserts that use it are plain INSERTs, so a taken id fails rather than replaces.
     private func nextWorkerId(in table: String) throws -> Int64 {
-        (try Int64.fetchOne(db.cachedStatement(sql: "SELECT MIN(MIN(id), 0) - 1 FROM \(table)")) ?? nil) ?? -1
+        let lowest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT MIN(MIN(id), 0) FROM \(table)")) ?? 0
+        let (next, overflow) = lowest.subtractingReportingOverflow(1)
+        guard !overflow, next >= -Declaration.backendIds.upperBound else {
+            throw CatalogError.refused("no free worker id is left in \(table)")
+        }
+        return next
     }
 
     mutating func createPlace(name: String?, center: Coordinate, radiusMetres: Double) throws -> Place {

@@ -40,6 +40,15 @@ enum CatalogSchema {
             // failures by. Jobs failed before it was kept have none.
             try db.alter(table: "jobs") { t in t.add(column: "failure_category", .text) }
         }
+        migrator.registerMigration("v9-camera-values") { db in
+            // The camera's own time and place when the backend's explicit values replaced them,
+            // so that the read API shows both.
+            try db.alter(table: "pictures") { t in
+                t.add(column: "camera_captured_at", .double)
+                t.add(column: "camera_latitude", .double)
+                t.add(column: "camera_longitude", .double)
+            }
+        }
         return migrator
     }
 

@@ -32,6 +32,11 @@ public struct PictureRecord: Codable, Sendable, Equatable, FetchableRecord, Muta
     public var altitude: Double?
     public var positionError: Double?
     public var locationSource: String
+    /// The camera's capture time (EXIF), when the backend's explicit `taken_at` replaced it.
+    public var cameraCapturedAt: Double?
+    /// The camera's location (EXIF GPS), when the backend's explicit location replaced it.
+    public var cameraLatitude: Double?
+    public var cameraLongitude: Double?
     public var authorId: String?
     public var title: String?
     public var visibility: String?

@@ -23,8 +23,14 @@ struct APIDispatcher: Sendable {
             let id = try Self.id(parameters, of: "moment")
             return try await catalog.setCover(momentId: id, body: try await environment.collectBody(request))
         case .declareMoment: return try await catalog.declareMoment(body: try await environment.collectBody(request))
+        case .updateMoment:
+            let id = try Self.id(parameters, of: "moment")
+            return try await catalog.declareMoment(body: try await environment.collectBody(request), updating: id)
         case .placesAround: return try await catalog.placesAround(query: Query(request: request))
         case .declarePlace: return try await catalog.declarePlace(body: try await environment.collectBody(request))
+        case .updatePlace:
+            let id = try Self.id(parameters, of: "place")
+            return try await catalog.declarePlace(body: try await environment.collectBody(request), updating: id)
         case .media:
             return try await MediaHandler(environment: environment).file(
                 variant: try parameters.require("variant"), shard1: try parameters.require("shard1"),

@@ -18,8 +18,13 @@ enum APIError: Error, CustomStringConvertible, Sendable, Equatable {
     case notFound(String)
     /// No route has this method and path (404).
     case noRoute(method: String, path: String)
+    /// The id of a create is already taken (409); the reason names the existing record.
+    case conflict(String)
     /// The body is larger than `server.max_upload_bytes` (413).
     case tooLarge(limit: Int)
+    /// A body passes a limit other than its size in bytes: parts or headers of a form, or the
+    /// size of a JSON body (413).
+    case overLimit(String)
     /// The body is not a JPEG or PNG, whatever its declared type (415).
     case unsupportedMediaType(String)
     /// The catalog or the disk cannot take the request now; it may be tried again (503).
@@ -33,8 +38,9 @@ enum APIError: Error, CustomStringConvertible, Sendable, Equatable {
         case .unauthorized: .unauthorized
         case .badRequest: .badRequest
         case .forbidden: .forbidden
+        case .conflict: .conflict
         case .notFound, .noRoute: .notFound
-        case .tooLarge: .contentTooLarge
+        case .tooLarge, .overLimit: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .unavailable: .serviceUnavailable
         case .internal: .internalServerError
@@ -45,12 +51,21 @@ enum APIError: Error, CustomStringConvertible, Sendable, Equatable {
     var description: String {
         switch self {
         case .unauthorized: "missing or wrong bearer token: send Authorization: Bearer <server.token>"
-        case .badRequest(let reason), .forbidden(let reason), .notFound(let reason), .unsupportedMediaType(let reason),
-             .unavailable(let reason), .internal(let reason):
+        case .badRequest(let reason), .forbidden(let reason), .conflict(let reason), .notFound(let reason), .unsupportedMediaType(let reason),
+             .unavailable(let reason), .internal(let reason), .overLimit(let reason):
             reason
         case .noRoute(let method, let path): "no route for \(method) \(path); see openapi.json for the API"
         case .tooLarge(let limit): "the body is larger than \(limit) bytes (server.max_upload_bytes)"
         }
+    }
+
+    /// The reason of a failure whose detail only the log should hold.
+    static let seeTheLog = "internal error: the server's log has the details under this answer's request_id; report it with that id"
+
+    /// The answer to a multipart body that cannot be read: 413 past a limit, 400 otherwise.
+    static func form(_ problem: MultipartForm.Problem) -> APIError {
+        if case .tooMany = problem { return .overLimit(problem.description) }
+        return .badRequest(problem.description)
     }
 
     /// The error a failure of a lower layer answers as.
@@ -59,11 +74,12 @@ enum APIError: Error, CustomStringConvertible, Sendable, Equatable {
         case let error as APIError: self = error
         case let error as FieldError: self = .badRequest(error.description)
         case let error as CatalogError: self = Self.catalog(error)
-        case let error as FileSystemError: self = error.isTransient ? .unavailable(error.description) : .internal(error.description)
+        case let error as FileSystemError:
+            self = error.isTransient ? .unavailable(error.publicDescription) : .internal(error.publicDescription)
         case let error as HTTPError where error.status == .notFound: self = .notFound(error.body ?? "not found")
         case let error as any HTTPResponseError where (400..<500).contains(error.status.code):
             self = .badRequest("\(error.status.reasonPhrase): \(error)")
-        default: self = .internal("internal error: \(error)")
+        default: self = .internal(Self.seeTheLog)
         }
     }
 
@@ -71,16 +87,18 @@ enum APIError: Error, CustomStringConvertible, Sendable, Equatable {
         switch error {
         case .rule(.momentNotFound), .rule(.placeNotFound): .notFound(error.description)
         case .rule(.notCreator): .forbidden(error.description)
+        case .rule(.idTaken): .conflict(error.description)
         case .rule, .refused: .badRequest(error.description)
-        case .busy, .diskFull: .unavailable(error.description)
-        case .corrupt, .other: .internal(error.description)
+        case .busy, .diskFull: .unavailable(error.publicDescription)
+        case .corrupt, .other: .internal(error.publicDescription)
         }
     }
 
-    /// The JSON response.
-    func response() -> Response {
+    /// The JSON response: the reason (without the paths and host name `redaction` knows) and
+    /// the request's id, under which the log holds the full detail.
+    func response(requestID: String, redaction: Redaction) -> Response {
         var headers: HTTPFields = [:]
         if self == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
-        return JSONBody.response(["error": description], status: status, headers: headers)
+        return JSONBody.response(["error": redaction.scrub(description), "request_id": requestID], status: status, headers: headers)
     }
 }

@@ -6,15 +6,15 @@ enum APIRoute: String, CaseIterable, Sendable {
     case liveness, readiness, metrics
     case upload, uploadStatus
     case picture
-    case moment, momentPictures, momentCover, declareMoment
-    case placesAround, declarePlace
+    case moment, momentPictures, momentCover, declareMoment, updateMoment
+    case placesAround, declarePlace, updatePlace
     case media
 
     /// The HTTP method.
     var method: HTTPRequest.Method {
         switch self {
         case .upload, .declareMoment, .declarePlace: .post
-        case .momentCover: .put
+        case .momentCover, .updateMoment, .updatePlace: .put
         default: .get
         }
     }
@@ -29,11 +29,12 @@ enum APIRoute: String, CaseIterable, Sendable {
         case .upload: "/v1/uploads"
         case .uploadStatus: "/v1/uploads/{id}"
         case .picture: "/v1/pictures/{id}"
-        case .moment: "/v1/moments/{id}"
+        case .moment, .updateMoment: "/v1/moments/{id}"
         case .momentPictures: "/v1/moments/{id}/pictures"
         case .momentCover: "/v1/moments/{id}/cover"
         case .declareMoment: "/v1/moments"
         case .placesAround: "/v1/places/around"
+        case .updatePlace: "/v1/places/{id}"
         case .declarePlace: "/v1/places"
         // The library's own layout (`Library.variantPath`), one parameter per level, so that no
         // path of any other shape reaches the media handler.

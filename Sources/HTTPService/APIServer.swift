@@ -74,7 +74,7 @@ public final class APIServer: Sendable {
         environment = ServiceEnvironment(configuration: configuration, spool: spool, catalog: catalog, metrics: ServiceMetrics(),
                                          threadPool: .singleton,
                                          uploadWriters: NIOThreadPool(numberOfThreads: configuration.server.uploadThreads),
-                                         logger: logger)
+                                         logger: logger, redaction: Redaction(configuration: configuration))
         do {
             dispatcher = configuration.webhooks.urls.isEmpty ? nil
                 : try WebhookDispatcher(settings: configuration.webhooks, catalog: catalog, logger: logger, environment: variables)
@@ -120,7 +120,7 @@ public final class APIServer: Sendable {
     func makeRouter() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: RequestMetricsMiddleware(metrics: environment.metrics))
-        router.add(middleware: ErrorBodyMiddleware(logger: environment.logger))
+        router.add(middleware: ErrorBodyMiddleware(logger: environment.logger, redaction: environment.redaction))
         router.add(middleware: BearerAuthMiddleware(token: token))
         let dispatcher = APIDispatcher(environment: environment)
         for route in APIRoute.allCases {

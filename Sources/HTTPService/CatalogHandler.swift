@@ -5,7 +5,7 @@ import Operations
 
 /// The read API and the backend's declarations: pictures, moments and their pictures, places
 /// around a point, covers set by a moment's creator, moments and places declared.
-/// The same Pipeline and Catalog functions as `darkroom moments` and `darkroom places`.
+/// The same Operations and Catalog functions as `darkroom moments` and `darkroom places`.
 struct CatalogHandler: Sendable {
     let environment: ServiceEnvironment
 
@@ -55,11 +55,15 @@ struct CatalogHandler: Sendable {
         return JSONBody.response(moment)
     }
 
-    /// `POST /v1/moments`: declares a moment (or updates one, with an existing `id`); the
-    /// pictures it matches join it at once. Answers 201 with the moment.
-    func declareMoment(body: [UInt8]) async throws -> Response {
-        let json = try JSONObject(bytes: body, known: ["id", "place_id", "start", "end", "creator", "visibility", "invitees", "title"])
-        let id = try json.integer("id")
+    /// `POST /v1/moments`: declares a new moment (409 naming the existing one when `id` is
+    /// taken); `PUT /v1/moments/{id}` (`updating`): changes one, with the same fields but the id
+    /// (404 when it does not exist). The pictures it matches join it at once. Answers 201 with
+    /// the moment created, 200 with the moment changed.
+    func declareMoment(body: [UInt8], updating: Int64? = nil) async throws -> Response {
+        let fields = ["place_id", "start", "end", "creator", "visibility", "invitees", "title"]
+        let json = try JSONObject(bytes: body, known: updating == nil ? fields + ["id"] : fields)
+        let id = try updating ?? json.integer("id")
+        try FieldError.checkBackendId(id)
         let moment = try MomentDeclaration.moment(
             id: id, placeId: try JSONObject.required(json.integer("place_id"), "place_id"),
             start: try JSONObject.required(json.string("start"), "start"), end: try JSONObject.required(json.string("end"), "end"),
@@ -67,10 +71,10 @@ struct CatalogHandler: Sendable {
             invitees: try json.strings("invitees") ?? [], title: try json.string("title"))
         let environment = environment
         let view = try await environment.blocking {
-            let (saved, _) = try environment.catalog.declareMoment(moment, id: id)
+            let (saved, _) = try environment.catalog.declareMoment(moment, id: id, as: updating == nil ? .create : .update)
             return try environment.moments.moment(id: saved.id)
         }
-        return JSONBody.response(view, status: .created)
+        return JSONBody.response(view, status: updating == nil ? .created : .ok)
     }
 
     /// `GET /v1/places/around?lat=&long=&rad=`: places whose centre lies within `rad` metres,
@@ -85,21 +89,29 @@ struct CatalogHandler: Sendable {
         return JSONBody.response(PlaceList(places: places))
     }
 
-    /// `POST /v1/places` with `{"lat", "long", "rad", "name"?, "id"?}`: declares a place.
-    /// Answers 201 with it.
-    func declarePlace(body: [UInt8]) async throws -> Response {
-        let json = try JSONObject(bytes: body, known: ["id", "name", "lat", "long", "rad"])
+    /// `POST /v1/places` with `{"lat", "long", "rad", "name"?, "id"?}`: declares a new place
+    /// (409 naming the existing one when `id` is taken); answers 201 with it. `PUT
+    /// /v1/places/{id}` (`updating`) with the same fields but the id changes one (404 when it
+    /// does not exist) and answers 200.
+    func declarePlace(body: [UInt8], updating: Int64? = nil) async throws -> Response {
+        let fields = ["name", "lat", "long", "rad"]
+        let json = try JSONObject(bytes: body, known: updating == nil ? fields + ["id"] : fields)
         let radius = try JSONObject.required(json.number("rad"), "rad")
         let center = try PlaceCircle.center(lat: try JSONObject.required(json.number("lat"), "lat"),
                                             long: try JSONObject.required(json.number("long"), "long"), rad: radius)
-        let id = try json.integer("id")
+        let id = try updating ?? json.integer("id")
         try FieldError.checkBackendId(id)
         let name = try json.string("name")
+        try FieldLimits.check("name", name)
         let environment = environment
         let place = try await environment.blocking {
-            try environment.catalog.declarePlace(id: id, name: name, center: center, radiusMetres: radius)
+            if let updating {
+                try environment.catalog.updatePlace(id: updating, name: name, center: center, radiusMetres: radius)
+            } else {
+                try environment.catalog.declarePlace(id: id, name: name, center: center, radiusMetres: radius)
+            }
         }
-        return JSONBody.response(PlaceView(place), status: .created)
+        return JSONBody.response(PlaceView(place), status: updating == nil ? .created : .ok)
     }
 }
 

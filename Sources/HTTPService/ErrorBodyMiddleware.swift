@@ -1,24 +1,36 @@
 import Hummingbird
 import Logging
 
-/// Turns every error of the routes below it into a JSON answer, `{"error": "..."}` with its
-/// status, logging those that are the service's own failures.
+/// Gives every request an id (`RequestID`, sent back in the `X-Request-Id` header) and turns
+/// every error of the routes below it into a JSON answer, `{"error": "...", "request_id": "..."}`
+/// with its status. The answer says what went wrong and what to do, never a path, host name or
+/// process id (`Redaction`); the log keeps the full detail under the same id.
 struct ErrorBodyMiddleware<Context: RequestContext>: RouterMiddleware {
     let logger: Logger
+    let redaction: Redaction
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        do {
-            return try await next(request, context)
-        } catch {
-            var answer = APIError(error)
-            if case .notFound = answer, context.endpointPath == "NotFound" {
-                answer = .noRoute(method: request.method.rawValue, path: request.uri.path)
+        let id = RequestID.make()
+        var response = await RequestID.$current.withValue(id) { () async -> Response in
+            do {
+                return try await next(request, context)
+            } catch {
+                var answer = APIError(error)
+                if case .notFound = answer, context.endpointPath == "NotFound" {
+                    answer = .noRoute(method: request.method.rawValue, path: request.uri.path)
+                }
+                let metadata: Logger.Metadata = [
+                    "request_id": "\(id)", "method": "\(request.method)", "route": "\(context.endpointPath ?? "-")",
+                    "status": "\(answer.status.code)", "reason": "\(error)"]
+                if answer.status.code >= 500 {
+                    logger.error("request failed", metadata: metadata)
+                } else {
+                    logger.debug("request refused", metadata: metadata)
+                }
+                return answer.response(requestID: id, redaction: redaction)
             }
-            if answer.status.code >= 500 {
-                logger.error("request failed", metadata: [
-                    "method": "\(request.method)", "route": "\(context.endpointPath ?? "-")", "reason": "\(answer)"])
-            }
-            return answer.response()
         }
+        if let name = RequestID.headerName { response.headers[name] = id }
+        return response
     }
 }

@@ -18,21 +18,25 @@ struct HealthHandler: Sendable {
     }
 
     /// 200 when the catalog answers and a file can be created in the spool, else 503 with what
-    /// is wrong.
+    /// is wrong (without paths: the log has them under the answer's request id).
     func readiness() async throws -> Response {
         let environment = environment
-        let report = try await environment.blocking { () -> Readiness in
-            func check(_ body: () throws -> Void) -> String {
+        let requestID = RequestID.current
+        var report = try await environment.blocking { () -> Readiness in
+            func check(_ name: String, _ body: () throws -> Void) -> String {
                 do {
                     try body()
                     return Self.passed
                 } catch {
-                    return "\(error)"
+                    environment.logger.warning("not ready", metadata: [
+                        "request_id": "\(requestID ?? "-")", "check": "\(name)", "reason": "\(error)"])
+                    return environment.redaction.scrub(APIError(error).description)
                 }
             }
-            return Readiness(catalog: check { try environment.catalog.checkReachable() },
-                             spool: check { try environment.spool.checkWritable() })
+            return Readiness(catalog: check("catalog") { try environment.catalog.checkReachable() },
+                             spool: check("spool") { try environment.spool.checkWritable() })
         }
+        if !report.ready { report.requestId = requestID }
         return JSONBody.response(report, status: report.ready ? .ok : .serviceUnavailable)
     }
 
@@ -54,6 +58,8 @@ struct Readiness: Encodable, Sendable {
     var spool: String
     /// One line on what is wrong, when something is.
     var error: String?
+    /// The request's id, when something is wrong: the log has the detail under it.
+    var requestId: String?
 
     init(catalog: String, spool: String) {
         self.catalog = catalog

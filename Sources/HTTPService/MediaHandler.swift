@@ -8,7 +8,8 @@ import Storage
 /// Only paths of the library's own layout (`Library.variantPath`) are served: a configured
 /// variant, the two shard folders of the hash, a 64-digit SHA-256 and a known extension. Anything
 /// else is refused before the file system is touched, so no request can name a file outside
-/// the library's variants. Variants are addressed by their original's SHA-256 and never change
+/// the library's variants; and only regular files are served, never through a symbolic link
+/// (`LibraryFile`). Variants are addressed by their original's SHA-256 and never change
 /// under one path: the ETag is that hash and the variant's name, and caches may keep them forever.
 struct MediaHandler: Sendable {
     let environment: ServiceEnvironment
@@ -27,13 +28,13 @@ struct MediaHandler: Sendable {
         guard relative == ["variants", variant, shard1, shard2, file].joined(separator: "/") else {
             throw APIError.badRequest("\(shard1)/\(shard2) are not the shard folders of \(file)")
         }
-        let path = environment.configuration.libraryRoot + "/" + relative
+        let root = environment.configuration.libraryRoot
         let etag = "\"\(sha256)-\(variant)\""
         var headers: HTTPFields = [.eTag: etag, .cacheControl: Self.cacheControl]
         let notModified = Self.matches(ifNoneMatch, etag)
+        let components = relative.split(separator: "/").map(String.init)
         let bytes = try await environment.blocking { () -> Data? in
-            guard FileManager.default.fileExists(atPath: path) else { return nil }
-            return notModified ? Data() : FileManager.default.contents(atPath: path)
+            LibraryFile.read(root: root, components: components, contents: !notModified)
         }
         guard let bytes else { throw APIError.notFound("no such media file: \(relative)") }
         if notModified { return Response(status: .notModified, headers: headers) }

@@ -23,6 +23,8 @@ struct ServiceEnvironment: Sendable {
     /// other blocking work, so that reads never queue behind fsyncs.
     let uploadWriters: NIOThreadPool
     let logger: Logger
+    /// What answers leave out: the configured paths and the host name.
+    let redaction: Redaction
 
     /// The catalog's moments and pictures as the command line shows them.
     var moments: MomentCatalog { MomentCatalog(catalog: catalog) }
@@ -44,16 +46,21 @@ struct ServiceEnvironment: Sendable {
         try await uploadWriters.runIfActive(body)
     }
 
-    /// The whole body of a request, refused with 413 past `maxBodyBytes`: at once when its
+    /// The largest JSON body taken (a declaration or a cover): 1 MiB holds the longest moment the
+    /// field limits allow (`FieldLimits`) several times over.
+    static let jsonBodyBytes = 1 << 20
+
+    /// The whole JSON body of a request, refused with 413 past `jsonBodyBytes`: at once when its
     /// Content-Length says so, else as soon as the bytes read pass it.
     func collectBody(_ request: Request) async throws -> [UInt8] {
-        let limit = maxBodyBytes
+        let limit = Self.jsonBodyBytes
+        let refusal = APIError.overLimit("the JSON body is larger than \(limit) bytes; declarations and covers are small")
         let declared = request.headers[.contentLength].flatMap { Int($0) }
-        if let declared, declared > limit { throw APIError.tooLarge(limit: limit) }
+        if let declared, declared > limit { throw refusal }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(declared ?? 0)
+        bytes.reserveCapacity(min(declared ?? 0, limit))
         for try await buffer in request.body {
-            guard bytes.count + buffer.readableBytes <= limit else { throw APIError.tooLarge(limit: limit) }
+            guard bytes.count + buffer.readableBytes <= limit else { throw refusal }
             bytes.append(contentsOf: buffer.readableBytesView)
         }
         return bytes

@@ -2,6 +2,7 @@ import Catalog
 import Foundation
 import Imaging
 import Hummingbird
+import NIOCore
 import Operations
 
 /// `POST /v1/uploads` and `GET /v1/uploads/{id}`: a photo into the spool, and what became of it.
@@ -30,7 +31,8 @@ struct UploadHandler: Sendable {
             try await acceptStreamed(request, id: id)
         }
         environment.metrics.recordUploadAccepted(bytes: bytes, seconds: started.secondsElapsed)
-        environment.logger.info("upload accepted", metadata: ["upload": "\(id)", "file": "\(name)", "bytes": "\(bytes)"])
+        environment.logger.info("upload accepted", metadata: ["upload": "\(id)", "file": "\(name)", "bytes": "\(bytes)",
+                                                              "request_id": "\(RequestID.current ?? "-")"])
         let statusURL = UploadID.statusURL(id)
         return JSONBody.response(UploadState(id: id, status: .queued, statusUrl: statusURL), status: .accepted,
                                  headers: [.location: statusURL])
@@ -85,32 +87,124 @@ struct UploadHandler: Sendable {
         }
     }
 
-    /// A multipart form: read whole (to find its parts), then written into the spool.
+    /// A multipart form, parsed as it streams in (`MultipartStream`): the `file` part is
+    /// written into a staged spool file as it arrives, like a raw body, and the other parts are
+    /// kept as fields up to their limit (`FieldLimits`). A form with too many parts or too long
+    /// headers is answered 413, a field too long 400, as soon as the bytes show it: what one
+    /// request holds in memory is a chunk of the file and a few kilobytes of fields.
     private func acceptForm(_ request: Request, boundary: String, id: String) async throws -> (String, Int) {
-        let body = try await environment.collectBody(request)
-        let form: MultipartForm
-        do {
-            form = try MultipartForm(body: body, boundary: boundary)
-        } catch {
-            throw APIError.badRequest(error.description)
-        }
-        guard let file = form.part(named: Self.filePart) else {
-            throw APIError.badRequest("the form has no `\(Self.filePart)` part; send the photo in a part named \(Self.filePart)")
-        }
-        let fields = form.parts.filter { $0.name != Self.filePart }.map { (name: $0.name, value: String(decoding: $0.content, as: UTF8.self)) }
-        let sidecar = try SidecarFields.json(from: fields)
-        let photo = file.content
-        let ext = try Self.fileExtension(photo)
+        let limit = environment.maxBodyBytes
+        if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limit { throw APIError.tooLarge(limit: limit) }
         let spool = environment.spool
-        let name = try await environment.writing {
-            try spool.enqueue(bytes: photo, name: UploadID.spoolName(id, extension: ext), sidecar: sidecar)
+        let staged = try await environment.writing { try spool.stage() }
+        do {
+            var form = FormReader(boundary: boundary)
+            var total = 0
+            for try await buffer in request.body {
+                total += buffer.readableBytes
+                guard total <= limit else { throw APIError.tooLarge(limit: limit) }
+                try form.feed(buffer.readableBytesView)
+                if form.pending.readableBytes >= Self.writeChunkBytes {
+                    let chunk = form.takePending()
+                    try await environment.writing { try chunk.withUnsafeReadableBytes { try staged.append($0) } }
+                }
+            }
+            try form.finish()
+            guard form.sawFile else {
+                throw APIError.badRequest("the form has no `\(Self.filePart)` part; send the photo in a part named \(Self.filePart)")
+            }
+            let ext = try form.fileExtension ?? Self.fileExtension(form.head)
+            let sidecar = try SidecarFields.json(from: form.fields)
+            let last = form.takePending()
+            let name = try await environment.writing {
+                try last.withUnsafeReadableBytes { try staged.append($0) }
+                return try staged.publish(name: UploadID.spoolName(id, extension: ext), sidecar: sidecar)
+            }
+            return (name, form.fileBytes)
+        } catch {
+            staged.discard()
+            throw error
         }
-        return (name, photo.count)
+    }
+
+    /// The state of one multipart upload as its body streams in: the photo's bytes not yet
+    /// written, its first bytes (to tell its format), and the fields read so far.
+    private struct FormReader {
+        var stream: MultipartStream
+        var fields: [(name: String, value: String)] = []
+        var pending = ByteBuffer()
+        var head: [UInt8] = []
+        var fileExtension: String?
+        var fileBytes = 0
+        var sawFile = false
+        /// The part being read: nil for the photo, else a field's name and bytes so far.
+        private var field: (name: String, bytes: [UInt8])?
+        private var inFile = false
+
+        init(boundary: String) {
+            stream = MultipartStream(boundary: boundary)
+        }
+
+        mutating func feed(_ bytes: ByteBufferView) throws {
+            do {
+                var stream = stream
+                defer { self.stream = stream }
+                try stream.feed(bytes) { event in try handle(event) }
+            } catch let problem as MultipartForm.Problem {
+                throw APIError.form(problem)
+            }
+        }
+
+        mutating func finish() throws {
+            do {
+                try stream.finish()
+            } catch {
+                throw APIError.form(error)
+            }
+        }
+
+        mutating func takePending() -> ByteBuffer {
+            defer { pending = ByteBuffer() }
+            return pending
+        }
+
+        private mutating func handle(_ event: MultipartStream.Event) throws {
+            switch event {
+            case .partStarted(let name, _, _) where name == UploadHandler.filePart:
+                guard !sawFile else { throw APIError.badRequest("the form has two `\(UploadHandler.filePart)` parts; send one photo per upload") }
+                sawFile = true
+                inFile = true
+            case .partStarted(let name, _, _):
+                guard SidecarFields.names.contains(name) else {
+                    throw FieldError(name, "is not a field of an upload; use \(SidecarFields.names.joined(separator: ", "))")
+                }
+                field = (name, [])
+            case .content(let bytes) where inFile:
+                fileBytes += bytes.count
+                if fileExtension == nil {
+                    head += bytes.prefix(UploadHandler.sniffBytes - head.count)
+                    if head.count == UploadHandler.sniffBytes { fileExtension = try UploadHandler.fileExtension(head) }
+                }
+                pending.writeBytes(bytes)
+            case .content(let bytes):
+                guard var current = field else { return }
+                let limit = FieldLimits.bytes(of: current.name)
+                guard current.bytes.count + bytes.count <= limit else {
+                    throw FieldError(current.name, "is longer than \(limit) bytes")
+                }
+                current.bytes += bytes
+                field = current
+            case .partEnded:
+                if let field { fields.append((name: field.name, value: String(decoding: field.bytes, as: UTF8.self))) }
+                field = nil
+                inFile = false
+            }
+        }
     }
 
     /// The spool extension of a photo told by its first bytes: 400 when there are none, 415
     /// when they are neither JPEG nor PNG.
-    private static func fileExtension(_ head: [UInt8]) throws -> String {
+    fileprivate static func fileExtension(_ head: [UInt8]) throws -> String {
         guard !head.isEmpty else { throw APIError.badRequest("the photo is empty (0 bytes); send its bytes as the body or as a `file` form part") }
         guard let ext = PhotoFormat.fileExtension(of: head) else { throw APIError.unsupportedMediaType(PhotoFormat.refusal(head)) }
         return ext
@@ -141,7 +235,7 @@ struct UploadHandler: Sendable {
                 return state
             case .failed(let report)?:
                 state.status = .failed
-                state.reason = report?.reason ?? "failed; the reason file is missing from the spool's failed/"
+                state.reason = environment.redaction.scrub(report?.reason ?? "failed; the reason file is missing from the spool's failed/")
                 return state
             case nil: continue
             }
@@ -150,7 +244,7 @@ struct UploadHandler: Sendable {
         switch job.outcome {
         case .failed:
             state.status = .failed
-            state.reason = job.error ?? "failed"
+            state.reason = environment.redaction.scrub(job.error ?? "failed")
             return state
         case .added, .duplicate:
             state.status = job.outcome == .added ? .done : .duplicate
@@ -159,6 +253,9 @@ struct UploadHandler: Sendable {
                 state.pictureId = pictureId
                 state.momentId = picture.momentId
                 state.variants = environment.links.linked(picture).variants
+                state.capturedAtSource = picture.capturedAtSource
+                state.locationSource = picture.locationSource
+                state.camera = picture.camera
             }
             return state
         }

@@ -1,3 +1,5 @@
+import Operations
+
 /// What an upload became, as `GET /v1/uploads/{id}` answers (and `POST` with `queued`).
 struct UploadState: Encodable, Sendable {
     /// The stages of an upload.
@@ -16,6 +18,12 @@ struct UploadState: Encodable, Sendable {
     var momentId: Int64?
     /// Variant name to URL.
     var variants: [String: String]?
+    /// For `done` and `duplicate`: where the picture's capture time and location came from
+    /// (`sidecar` when the upload's explicit fields won over EXIF).
+    var capturedAtSource: String?
+    var locationSource: String?
+    /// The camera's own values, when the upload's explicit fields replaced them.
+    var camera: CameraValues?
     /// For `failed`: why, in one line.
     var reason: String?
 }

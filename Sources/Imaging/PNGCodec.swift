@@ -4,8 +4,27 @@ import CPNG
 enum PNGCodec {
     private static let colourTypeNames = [0: "gray", 2: "RGB", 3: "palette", 4: "gray+alpha", 6: "RGBA"]
 
+    /// The largest width or height PNG allows (2^31 - 1).
+    static let dimensionMax = Int(Int32.max)
+
+    /// The width and height IHDR claims, read as the unsigned numbers they are (the C layer's
+    /// `int` fields say -1 past 2^31 - 1); nil when the file is too short to hold them.
+    static func headerSize(_ bytes: [UInt8]) -> (width: Int, height: Int)? {
+        guard bytes.count >= 24 else { return nil }
+        func be32(_ at: Int) -> Int { bytes[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) } }
+        return (be32(16), be32(20))
+    }
+
+    /// Refuses a header whose size PNG itself does not allow, naming it.
+    private static func checkHeader(_ bytes: [UInt8]) throws {
+        guard let (width, height) = headerSize(bytes), width > dimensionMax || height > dimensionMax else { return }
+        throw ImagingError.corrupt(format: .png, detail: "the header claims \(width)×\(height) pixels, "
+                                   + "more than PNG allows (\(dimensionMax) a side): the file is damaged or not a photo")
+    }
+
     /// The chunks before the image data, without decoding pixels.
     static func probe(_ bytes: [UInt8], pixelLimit: Int) throws -> ImageInfo {
+        try checkHeader(bytes)
         var info = dr_png_info()
         var status = dr_png_status()
         let code = bytes.withUnsafeBufferPointer { buffer in
@@ -17,6 +36,7 @@ enum PNGCodec {
 
     /// Decodes to 8-bit RGB, transparency flattened on `background`.
     static func decode(_ bytes: [UInt8], pixelLimit: Int, background: RGB) throws -> (ImageInfo, DecodedImage) {
+        try checkHeader(bytes)
         var info = dr_png_info()
         var image = dr_png_image()
         var status = dr_png_status()

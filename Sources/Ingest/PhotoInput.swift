@@ -20,9 +20,13 @@ public struct PhotoInput: Sendable {
     public var notes: [String] = []
     /// Hard-link the original into the library from `path` rather than write a copy.
     public var linkOriginal = false
+    /// Whether the sidecar is the backend's own word (a spool sidecar: an upload's fields,
+    /// `enqueue --sidecar`): its `taken_at` and location then win over EXIF. An imported
+    /// library's sidecars (Takeout, XMP, written by other tools) only fill what EXIF lacks.
+    public var sidecarOverridesExif = false
 
     public init(path: String, sourceName: String, jobKey: String, worker: String, sidecar: Sidecar?,
-                sidecarJson: String?, notes: [String] = [], linkOriginal: Bool = false) {
+                sidecarJson: String?, notes: [String] = [], linkOriginal: Bool = false, sidecarOverridesExif: Bool = false) {
         self.path = path
         self.sourceName = sourceName
         self.jobKey = jobKey
@@ -31,5 +35,6 @@ public struct PhotoInput: Sendable {
         self.sidecarJson = sidecarJson
         self.notes = notes
         self.linkOriginal = linkOriginal
+        self.sidecarOverridesExif = sidecarOverridesExif
     }
 }

@@ -40,7 +40,7 @@ public struct PhotoProcessor: Sendable {
         // the library rather than write its bytes a second time, when the file systems allow.
         let input = PhotoInput(path: claim.path, sourceName: claim.sourceName, jobKey: claim.path, worker: claim.worker,
                                sidecar: sidecar, sidecarJson: sidecarBytes.map { String(decoding: $0, as: UTF8.self) },
-                               linkOriginal: true)
+                               linkOriginal: true, sidecarOverridesExif: true)
         return try process(input, attempt: attempt, deadline: deadline, startedAt: startedAt)
     }
 
@@ -52,7 +52,8 @@ public struct PhotoProcessor: Sendable {
         }
         let fileTime = FileSystem.status(input.path).map { Date(timeIntervalSince1970: $0.modified) }
         var metadata = PhotoMetadata.read(bytes, sidecar: input.sidecar, fileTime: fileTime,
-                                          options: MetadataOptions(defaultTimeZone: configuration.defaultTimeZone))
+                                          options: MetadataOptions(defaultTimeZone: configuration.defaultTimeZone,
+                                                                   sidecarOverridesExif: input.sidecarOverridesExif))
         metadata.warnings = input.notes + metadata.warnings
         var job = JobRecord(sourceName: input.sourceName, claimPath: input.jobKey, sha256: metadata.sha256,
                             outcome: .added, pictureId: nil, attempts: attempt, error: nil,

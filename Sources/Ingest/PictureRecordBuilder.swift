@@ -34,6 +34,9 @@ public enum PictureRecordBuilder {
             picture.altitude = location.altitude
             picture.positionError = location.horizontalError
         }
+        picture.cameraCapturedAt = metadata.cameraCaptureTime?.instant.timeIntervalSince1970
+        picture.cameraLatitude = metadata.cameraLocation?.latitude
+        picture.cameraLongitude = metadata.cameraLocation?.longitude
         picture.authorId = metadata.authorId
         picture.title = metadata.title
         picture.visibility = metadata.visibility

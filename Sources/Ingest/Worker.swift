@@ -192,7 +192,11 @@ public final class Worker: Sendable {
     }
 
     private func fail(_ claim: Claim, _ failure: ProcessingFailure, attempts: Int, started: Date) -> RunTally.Result {
-        let reason = failure.reason
+        // A transient cause (a full disk, a busy catalog) outlasted its tries: the photo waits in
+        // failed/ until someone moves it back, and the reason says so rather than promise a retry.
+        let reason = failure.isTransient
+            ? failure.reason + "; gave up after \(attempts) tries: once that is fixed, run `darkroom retry \(claim.sourceName)`"
+            : failure.reason
         do {
             try spool.fail(claim, reason: reason, category: failure.category.rawValue, attempts: attempts)
         } catch {

@@ -69,13 +69,20 @@ public struct MomentEngine: Sendable {
     /// before, which may shrink, split or remove automatic moments; pictures it no longer
     /// matches go back to the other rules. Changing the place's circle re-evaluates every
     /// declared moment held there. A cover the creator set is kept; a moment arriving
-    /// with `coverSource == .creator` brings the creator's choice.
-    public func declare<S: MomentStore>(_ moment: Moment, at place: Place, into store: inout S) throws -> [MomentEvent] {
+    /// with `coverSource == .creator` brings the creator's choice. A `.create` whose id is taken
+    /// is refused (`idTaken`), and so is an `.update` of a moment that does not exist.
+    public func declare<S: MomentStore>(_ moment: Moment, at place: Place, as declaration: Declaration = .create,
+                                        into store: inout S) throws -> [MomentEvent] {
         try validate(moment, at: place)
         var tx = MomentTransaction(rules: rules)
         let old = try store.moment(id: moment.id)
         if let old, old.kind != .declared {
             throw MomentError.invalidMoment(id: moment.id, reason: "the id belongs to an automatic moment")
+        }
+        switch (declaration, old) {
+        case (.create, let old?): throw MomentError.idTaken(kind: "moment", id: old.id, existing: Self.summary(of: old))
+        case (.update, nil): throw MomentError.momentNotFound(id: moment.id)
+        default: break
         }
         var affected = Set<Int64>()
         if let old { affected.formUnion(try members(of: old.id, in: store)) }
@@ -158,6 +165,39 @@ public struct MomentEngine: Sendable {
         return tx.events
     }
 
+    /// Changes a declared place's name or circle: every declared moment held there is
+    /// re-evaluated, as when a moment is declared with a changed place.
+    public func updatePlace<S: MomentStore>(_ place: Place, in store: inout S) throws -> [MomentEvent] {
+        guard let old = try store.place(id: place.id) else { throw MomentError.placeNotFound(id: place.id) }
+        guard place.isValid else {
+            throw MomentError.invalidMoment(id: 0, reason: "place \(place.id) needs a valid centre and a radius > 0")
+        }
+        guard old != place else { return [] }
+        try store.savePlace(place)
+        var tx = MomentTransaction(rules: rules)
+        if !old.hasSameGeometry(as: place) {
+            var affected = Set<Int64>()
+            for moment in try store.moments(atPlace: place.id) where moment.kind == .declared {
+                affected.formUnion(try members(of: moment.id, in: store))
+                affected.formUnion(try store.pictures(near: place.center, radiusMetres: place.radiusMetres,
+                                                      from: moment.start.addingTimeInterval(-rules.graceBefore),
+                                                      through: moment.end.addingTimeInterval(rules.graceAfter)).map(\.id))
+                tx.touch(moment.id)
+            }
+            try tx.settle(affected, in: &store)
+        }
+        try tx.finish(in: &store)
+        return tx.events
+    }
+
+    /// One line naming a moment's owner and window, for a refused create.
+    static func summary(of moment: Moment) -> String {
+        let time = ISO8601DateFormatter()
+        return "\(moment.visibility.rawValue), creator \(moment.creator ?? "none"), place \(moment.placeId), "
+            + "\(time.string(from: moment.start)) to \(time.string(from: moment.end))"
+            + (moment.title.map { ", titled \"\($0)\"" } ?? "")
+    }
+
     /// Pictures whose place depends on a declared moment: its members, candidates and requesters.
     private func members<S: MomentStore>(of momentId: Int64, in store: S) throws -> Set<Int64> {
         var ids = Set(try store.pictures(inMoment: momentId).map(\.id))
@@ -169,6 +209,7 @@ public struct MomentEngine: Sendable {
     private func validate(_ moment: Moment, at place: Place) throws {
         func refuse(_ reason: String) -> MomentError { .invalidMoment(id: moment.id, reason: reason) }
         guard moment.kind == .declared else { throw refuse("only declared moments can be declared") }
+        guard Declaration.backendIds.contains(moment.id) else { throw MomentError.idOutOfRange(kind: "moment", id: moment.id) }
         guard moment.placeId == place.id else {
             throw refuse("its place id \(moment.placeId) differs from the place given (\(place.id))")
         }

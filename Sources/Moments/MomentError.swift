@@ -14,6 +14,10 @@ public enum MomentError: Error, Sendable, Equatable, CustomStringConvertible {
     case notCreator(momentId: Int64, user: String?)
     /// The chosen cover picture is not in the moment.
     case pictureNotInMoment(pictureId: Int64, momentId: Int64)
+    /// A create named an id that is already taken: `existing` describes the record there.
+    case idTaken(kind: String, id: Int64, existing: String)
+    /// An id outside `Declaration.backendIds`.
+    case idOutOfRange(kind: String, id: Int64)
 
     /// One line: what failed and what to do.
     public var description: String {
@@ -30,6 +34,10 @@ public enum MomentError: Error, Sendable, Equatable, CustomStringConvertible {
             "user \(user ?? "(anonymous)") is not the creator of moment \(momentId): only the creator may set its cover"
         case let .pictureNotInMoment(pictureId, momentId):
             "picture \(pictureId) is not in moment \(momentId): a cover must be one of the moment's pictures"
+        case let .idTaken(kind, id, existing):
+            "\(kind) \(id) already exists (\(existing)); creating never replaces: update it (PUT /v1/\(kind)s/\(id), `darkroom \(kind)s update \(id)`) or create without an id"
+        case let .idOutOfRange(kind, id):
+            "\(kind) id \(id) is out of range: the backend's ids are 1 to \(Declaration.backendIds.upperBound) (2^53 - 1, exact in JSON)"
         }
     }
 }

@@ -33,13 +33,14 @@ public struct Inspector: Sendable {
         self.configuration = configuration
     }
 
-    /// Reads a photo's header and metadata (and its sidecar `FILE.json` when present).
+    /// Reads a photo's header and metadata (and its sidecar `FILE.json` when present, read as the
+    /// spool reads it: its `taken_at` and location win over EXIF, and the camera's are shown too).
     public func inspect(_ path: String) throws(PhotoError) -> PhotoReport {
         let (bytes, sidecar) = try load(path)
         let info: ImageInfo
         do { info = try Imaging.probe(bytes) } catch { throw PhotoError(file: path, reason: "\(error)") }
         let metadata = PhotoMetadata.read(bytes, sidecar: sidecar, fileTime: Self.modificationTime(path),
-                                          options: MetadataOptions(defaultTimeZone: configuration.defaultTimeZone))
+                                          options: MetadataOptions(defaultTimeZone: configuration.defaultTimeZone, sidecarOverridesExif: true))
         let swaps = metadata.orientation >= 5
         return PhotoReport(file: path, format: info.format.mimeType, width: info.width, height: info.height,
                            displayWidth: swaps ? info.height : info.width, displayHeight: swaps ? info.width : info.height,
@@ -50,7 +51,7 @@ public struct Inspector: Sendable {
     public func render(_ path: String, into directory: String) throws(PhotoError) -> (RenderResult, [String]) {
         let (bytes, sidecar) = try load(path)
         let metadata = PhotoMetadata.read(bytes, sidecar: sidecar, fileTime: nil,
-                                          options: MetadataOptions(defaultTimeZone: configuration.defaultTimeZone))
+                                          options: MetadataOptions(defaultTimeZone: configuration.defaultTimeZone, sidecarOverridesExif: true))
         let result: RenderResult
         do {
             result = try Imaging.render(bytes, recipes: configuration.variants, options: configuration.renderOptions(

@@ -19,6 +19,9 @@ public enum MomentDeclaration {
         }
         if kind == .private && creator == nil { throw FieldError("creator", "is needed for a private moment") }
         try FieldError.checkBackendId(id)
+        try FieldLimits.check("creator", creator)
+        try FieldLimits.check("title", title)
+        try FieldLimits.check(invitees: invitees)
         return Moment(id: id ?? 0, kind: .declared, placeId: placeId, start: startDate, end: endDate, creator: creator,
                       visibility: kind, invitees: Set(invitees), title: title)
     }

@@ -63,6 +63,12 @@ public struct PictureView: Encodable, Sendable {
     public var capturedAt: Date?
     public var lat: Double?
     public var long: Double?
+    /// Where `capturedAt` came from (`exif_original`, `sidecar`, ...; see `inspect`).
+    public var capturedAtSource: String?
+    /// Where `lat`/`long` came from (`exif`, `sidecar`, `none`).
+    public var locationSource: String
+    /// The camera's own values where the backend's explicit ones replaced them.
+    public var camera: CameraValues?
     public var width: Int
     public var height: Int
     public var variants: [String: String]
@@ -77,9 +83,27 @@ public struct PictureView: Encodable, Sendable {
         capturedAt = picture.capturedAt.map { Date(timeIntervalSince1970: $0) }
         lat = picture.latitude
         long = picture.longitude
+        capturedAtSource = picture.timeSource
+        locationSource = picture.locationSource
+        camera = CameraValues(picture)
         width = picture.displayWidth
         height = picture.displayHeight
         self.variants = Dictionary(uniqueKeysWithValues: variants.map { ($0.name, $0.path) })
+    }
+}
+
+/// What the camera recorded where the backend's explicit `taken_at` or location disagreed and
+/// won (the user's own correction); nil when nothing was replaced.
+public struct CameraValues: Encodable, Sendable, Equatable {
+    public var capturedAt: Date?
+    public var lat: Double?
+    public var long: Double?
+
+    init?(_ picture: PictureRecord) {
+        capturedAt = picture.cameraCapturedAt.map { Date(timeIntervalSince1970: $0) }
+        lat = picture.cameraLatitude
+        long = picture.cameraLongitude
+        if capturedAt == nil && lat == nil { return nil }
     }
 }
 

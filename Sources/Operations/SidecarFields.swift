@@ -17,6 +17,7 @@ public enum SidecarFields {
                 throw FieldError(name, "is not a field of an upload; use \(names.joined(separator: ", "))")
             }
             guard values[name] == nil else { throw FieldError(name, "is given twice") }
+            try FieldLimits.check(name, value)
             values[name] = value
         }
         if values.isEmpty { return nil }

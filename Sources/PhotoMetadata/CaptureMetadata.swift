@@ -33,8 +33,14 @@ public struct CaptureMetadata: Sendable, Codable, Equatable {
     public var visibility: String?
     /// Human-readable notes on what was missing, refused or assumed.
     public var warnings: [String]
-    /// Human-readable notes on where the sidecar disagreed with EXIF and EXIF was kept.
+    /// Human-readable notes on where the sidecar disagreed with EXIF, and which value was kept.
     public var conflicts: [String]
+    /// The camera's capture time (EXIF) when the sidecar's explicit `taken_at` disagreed with it
+    /// and replaced it (`MetadataOptions.sidecarOverridesExif`); nil otherwise.
+    public var cameraCaptureTime: CaptureTime?
+    /// The camera's location (EXIF GPS) when the sidecar's explicit location disagreed with it
+    /// and replaced it; nil otherwise.
+    public var cameraLocation: GeoLocation?
 
     /// Where `location` came from, `.none` when there is none.
     public var locationSource: LocationSource { location?.source ?? .none }
@@ -43,7 +49,10 @@ public struct CaptureMetadata: Sendable, Codable, Equatable {
     public init(captureTime: CaptureTime?, location: GeoLocation?, orientation: Int, make: String?, model: String?,
                 mimeType: String?, byteSize: Int, sha256: String, authorId: String? = nil, momentId: Int64? = nil,
                 title: String? = nil, focalPoint: SidecarFocalPoint? = nil, visibility: String? = nil,
-                warnings: [String] = [], conflicts: [String] = []) {
+                warnings: [String] = [], conflicts: [String] = [], cameraCaptureTime: CaptureTime? = nil,
+                cameraLocation: GeoLocation? = nil) {
+        self.cameraCaptureTime = cameraCaptureTime
+        self.cameraLocation = cameraLocation
         self.captureTime = captureTime
         self.location = location
         self.orientation = orientation
@@ -72,6 +81,8 @@ public struct CaptureMetadata: Sendable, Codable, Equatable {
         case title
         case focalPoint = "focal_point"
         case visibility, warnings, conflicts
+        case cameraCaptureTime = "camera_capture_time"
+        case cameraLocation = "camera_location"
     }
 
     /// Encodes every key (nil as null) so that `darkroom inspect --json` always prints the same keys.
@@ -92,6 +103,8 @@ public struct CaptureMetadata: Sendable, Codable, Equatable {
         try container.encode(visibility, forKey: .visibility)
         try container.encode(warnings, forKey: .warnings)
         try container.encode(conflicts, forKey: .conflicts)
+        try container.encode(cameraCaptureTime, forKey: .cameraCaptureTime)
+        try container.encode(cameraLocation, forKey: .cameraLocation)
     }
 
     /// The stable JSON form: snake_case keys, sorted, every key present, instants as ISO 8601 UTC.

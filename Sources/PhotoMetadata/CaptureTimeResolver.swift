@@ -1,7 +1,9 @@
 import Foundation
 
 /// Chooses the capture time by priority and records why other candidates were
-/// passed over (warnings) and where a sidecar disagreed with EXIF (conflicts).
+/// passed over (warnings) and where a sidecar disagreed with EXIF (conflicts). When the
+/// sidecar is the backend's own word (`sidecarOverridesExif`) and disagrees, its time wins and
+/// the camera's is kept in `cameraTime`.
 struct CaptureTimeResolver {
     let tags: ExifTags?
     let sidecar: Sidecar?
@@ -9,6 +11,8 @@ struct CaptureTimeResolver {
     let options: MetadataOptions
     private(set) var warnings: [String] = []
     private(set) var conflicts: [String] = []
+    /// The camera's time, when the sidecar's replaced it.
+    private(set) var cameraTime: CaptureTime?
 
     init(tags: ExifTags?, sidecar: Sidecar?, fileTime: Date?, options: MetadataOptions) {
         self.tags = tags
@@ -58,7 +62,15 @@ struct CaptureTimeResolver {
             if let time = readExif(field) {
                 guard let sidecarTime else { return time }
                 if let zoned = zoned(time, field: field, bySidecar: sidecarTime) { return zoned }
-                recordConflict(exif: time, exifField: field.name, sidecar: sidecarTime)
+                guard let apart = disagreement(exif: time, sidecar: sidecarTime) else { return time }
+                let said = "capture time: sidecar taken_at says \(Self.describe(sidecarTime)) but EXIF \(field.name) says "
+                    + "\(Self.describe(time)) (\(apart) s apart)"
+                if options.sidecarOverridesExif {
+                    conflicts.append(said + "; the sidecar's kept (the backend's explicit value), the camera's kept as camera_capture_time")
+                    cameraTime = time
+                    return sidecarTime
+                }
+                conflicts.append(said + "; EXIF kept")
                 return time
             }
         }
@@ -191,21 +203,21 @@ struct CaptureTimeResolver {
         return time(wall, offset: offset, source: field.sidecarSource, offsetSource: .sidecar)
     }
 
-    /// Records a conflict when the sidecar's time and the chosen EXIF time disagree. When either
-    /// side's zone was assumed, wall times are compared, since its instant is only a guess.
-    private mutating func recordConflict(exif: CaptureTime, exifField: String, sidecar: CaptureTime) {
+    /// How many seconds apart the sidecar's time and the EXIF time are, when more than the
+    /// tolerance; nil when they agree. When either side's zone was assumed, wall times are
+    /// compared, since its instant is only a guess.
+    private func disagreement(exif: CaptureTime, sidecar: CaptureTime) -> Int? {
         let difference: Double
         if exif.offsetSource == .assumed || sidecar.offsetSource == .assumed {
             guard case .valid(let a) = LocalDateTime.parse(exif: exif.localTime, years: 1...9999),
                   case .valid(let b) = LocalDateTime.parse(exif: sidecar.localTime, years: 1...9999)
-            else { return }
+            else { return nil }
             difference = a.seconds(since: b)
         } else {
             difference = exif.instant.timeIntervalSince(sidecar.instant)
         }
-        guard abs(difference) > options.sidecarTimeTolerance else { return }
-        conflicts.append("capture time: sidecar taken_at says \(Self.describe(sidecar)) but EXIF \(exifField) says "
-                         + "\(Self.describe(exif)) (\(Int(abs(difference).rounded())) s apart); EXIF kept")
+        guard abs(difference) > options.sidecarTimeTolerance else { return nil }
+        return Int(abs(difference).rounded())
     }
 
     private static func describe(_ time: CaptureTime) -> String {

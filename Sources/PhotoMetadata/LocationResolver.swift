@@ -8,6 +8,8 @@ struct LocationResolver {
     let options: MetadataOptions
     private(set) var warnings: [String] = []
     private(set) var conflicts: [String] = []
+    /// The camera's location, when the sidecar's replaced it (`sidecarOverridesExif`).
+    private(set) var cameraLocation: GeoLocation?
 
     init(tags: ExifTags?, sidecar: Sidecar?, options: MetadataOptions) {
         self.tags = tags
@@ -22,8 +24,14 @@ struct LocationResolver {
         if let fromSidecar {
             let distance = fromExif.distance(to: fromSidecar)
             if distance > options.sidecarDistanceTolerance {
-                conflicts.append("location: sidecar says \(Self.describe(fromSidecar)) but EXIF GPS says "
-                                 + "\(Self.describe(fromExif)) (\(Int(distance.rounded())) m apart); EXIF kept")
+                let said = "location: sidecar says \(Self.describe(fromSidecar)) but EXIF GPS says "
+                    + "\(Self.describe(fromExif)) (\(Int(distance.rounded())) m apart)"
+                if options.sidecarOverridesExif {
+                    conflicts.append(said + "; the sidecar's kept (the backend's explicit value), the camera's kept as camera_location")
+                    cameraLocation = fromExif
+                    return fromSidecar
+                }
+                conflicts.append(said + "; EXIF kept")
             }
         }
         return fromExif

@@ -24,12 +24,22 @@ public struct MetadataOptions: Sendable, Equatable {
     public var maxExifBytes: Int
 
     /// When a sidecar's time and the EXIF time differ by more than this many seconds, the
-    /// difference is recorded as a conflict (EXIF still wins).
+    /// difference is recorded as a conflict (and the sidecar wins only when
+    /// `sidecarOverridesExif`).
     public var sidecarTimeTolerance: TimeInterval
 
     /// When a sidecar's location and the EXIF location are further apart than this many metres,
-    /// the difference is recorded as a conflict (EXIF still wins).
+    /// the difference is recorded as a conflict (and the sidecar wins only when
+    /// `sidecarOverridesExif`).
     public var sidecarDistanceTolerance: Double
+
+    /// Whether the sidecar is the backend's own word about the photo (an upload's fields, a
+    /// sidecar in the spool): then its `taken_at` and location win over EXIF when the two
+    /// disagree, as the user's own correction, and the camera's values are kept beside them
+    /// (`CaptureMetadata.cameraCaptureTime`, `cameraLocation`). When false (an imported
+    /// library's Takeout or XMP files, written by other tools), the sidecar only fills what EXIF
+    /// lacks.
+    public var sidecarOverridesExif: Bool
 
     /// Options with the given default zone and the documented default limits.
     public init(
@@ -37,8 +47,10 @@ public struct MetadataOptions: Sendable, Equatable {
         plausibleYears: ClosedRange<Int> = 1826...2100,
         maxExifBytes: Int = 1 << 20,
         sidecarTimeTolerance: TimeInterval = 60,
-        sidecarDistanceTolerance: Double = 100
+        sidecarDistanceTolerance: Double = 100,
+        sidecarOverridesExif: Bool = false
     ) {
+        self.sidecarOverridesExif = sidecarOverridesExif
         self.defaultTimeZone = defaultTimeZone
         self.plausibleYears = plausibleYears
         self.maxExifBytes = maxExifBytes

@@ -22,8 +22,9 @@ public enum PhotoMetadata {
     /// Reads everything from the bytes of a photo, its optional sidecar and its file time.
     ///
     /// Never throws and never stops on bad input: a corrupt or missing EXIF block leaves its fields
-    /// empty (orientation 1) and says why in `warnings`; the sidecar fills what the file lacks and
-    /// never silently overrides EXIF (`conflicts`).
+    /// empty (orientation 1) and says why in `warnings`; the sidecar fills what the file lacks (or,
+    /// with `options.sidecarOverridesExif`, wins where it disagrees) and
+    /// says where the two disagreed (`conflicts`).
     public static func read(_ bytes: [UInt8], sidecar: Sidecar?, fileTime: Date?,
                             options: MetadataOptions) -> CaptureMetadata {
         var warnings: [String] = []
@@ -77,7 +78,9 @@ public enum PhotoMetadata {
             focalPoint: sidecar?.focalPoint,
             visibility: sidecar?.visibility,
             warnings: warnings,
-            conflicts: time.conflicts + place.conflicts)
+            conflicts: time.conflicts + place.conflicts,
+            cameraCaptureTime: time.cameraTime,
+            cameraLocation: place.cameraLocation)
     }
 
     /// The SHA-256 of `bytes` as 64 lowercase hex digits.

@@ -23,8 +23,17 @@ public struct FileSystemError: CategorizedError, CustomStringConvertible, Sendab
 
     public var description: String {
         let reason = String(cString: strerror(code))
-        let advice = code == ENOSPC || code == EDQUOT ? "; free space, the photo will be retried" : ""
+        let advice = code == ENOSPC || code == EDQUOT ? "; free space" : ""
         return "cannot \(operation) \(path): \(reason)\(advice)"
+    }
+
+    /// The same without the path (which may name the host and process in a temporary name), for
+    /// answers to clients: the operation, the reason, and what to do.
+    public var publicDescription: String {
+        let reason = String(cString: strerror(code))
+        let advice = code == ENOSPC || code == EDQUOT ? "; the server's disk is full, try again once space is freed"
+            : "; the server's log has the path under this answer's request_id"
+        return "cannot \(operation) a file on the server: \(reason)\(advice)"
     }
 
     public static func current(_ operation: String, _ path: String) -> FileSystemError {

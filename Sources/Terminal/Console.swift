@@ -80,9 +80,8 @@ public struct ConsoleLogHandler: LogHandler {
                                                formatOptions: [.withInternetDateTime, .withFractionalSeconds])
         switch format {
         case .text:
-            let pairs = fields.keys.sorted().map { "\($0)=\(Self.quoted("\(fields[$0] ?? "")"))" }
-            let level = event.level.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)
-            Console.shared.line(([time, level, "\(event.message)"] + pairs).joined(separator: " "))
+            Console.shared.line(Self.textLine(time: time, level: event.level, message: "\(event.message)",
+                                              fields: fields.mapValues { "\($0)" }))
         case .json:
             var object: [String: String] = ["ts": time, "level": event.level.rawValue, "msg": "\(event.message)"]
             for (key, value) in fields { object[key] = "\(value)" }
@@ -90,6 +89,37 @@ public struct ConsoleLogHandler: LogHandler {
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             if let data = try? encoder.encode(object) { Console.shared.line(String(decoding: data, as: UTF8.self)) }
         }
+    }
+
+    /// One event in the text format, always one line: the message, keys and values have their
+    /// control characters escaped (`\n`, `\r`, `\t`, `\u{1B}`...) and backslashes doubled, so a
+    /// file named with a line end cannot write a second, forged event into the log.
+    public static func textLine(time: String, level: Logger.Level, message: String, fields: [String: String]) -> String {
+        let pairs = fields.keys.sorted().map { "\(escaped($0))=\(quoted(escaped(fields[$0] ?? "")))" }
+        let level = level.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)
+        return ([time, level, escaped(message)] + pairs).joined(separator: " ")
+    }
+
+    /// The text with every control character (C0, DEL, C1, and the Unicode line and paragraph
+    /// separators) written as an escape, and backslashes doubled so that escapes stay unambiguous.
+    static func escaped(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { needsEscape($0) || $0 == "\\" }) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where needsEscape(scalar): out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
     }
 
     private static func quoted(_ value: String) -> String {

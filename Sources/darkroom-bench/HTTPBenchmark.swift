@@ -13,6 +13,7 @@ import Settings
 /// 3. the same burst to a server whose workers are rendering (the 500 photos);
 /// 4. uploads arriving at random at a few rates while the workers render;
 /// 5. single uploads one at a time while the workers render;
+/// after the multipart flood of `FloodBenchmark`, on a server of its own;
 /// then waits for every upload to be `done` and reports the time from upload to done.
 enum HTTPBenchmark {
     /// The ceiling of the POST latency's 99th percentile while the workers are busy: accepting
@@ -83,6 +84,8 @@ enum HTTPBenchmark {
     }
 
     static func run(_ options: Options) throws -> [Verdict] {
+        // First the multipart flood: six hostile bodies at once, refused at once, memory bounded.
+        let flood = try FloodBenchmark.run(FloodBenchmark.Options())
         let outcome = Outcome()
         Task {
             do {
@@ -91,7 +94,7 @@ enum HTTPBenchmark {
                 outcome.finish(.failure(error))
             }
         }
-        return try outcome.wait()
+        return try flood + outcome.wait()
     }
 
     static func measure(_ options: Options) async throws -> [Verdict] {

@@ -5,6 +5,7 @@
 //   darkroom-bench import   [--photos N] [--base K] [--workers W] [--flat-counts A,B] [--no-throughput] [--no-flatness]
 //   darkroom-bench moments  [--pictures N] [--block B] [--authors A] [--seed S] [--dir DIR] [--disk-sample N] [--max-seconds S] [--keep]
 //   darkroom-bench http     [--photos N] [--clients C] [--workers W] [--base K] [--idle-photos N] [--rates R,S] [--paced-seconds S] [--worker-niceness N]
+//   darkroom-bench flood    [--clients C] [--megabytes M]   (also the first phase of `http`)
 //   darkroom-bench all      [--quick]
 //
 // Every figure goes to standard output with how it was measured and its target (PASS/MISS).
@@ -21,6 +22,7 @@ let usage = """
                                    [--max-seconds S] [--keep]
            darkroom-bench http     [--photos N=500] [--clients C=16] [--workers W=2] [--base K=8] [--idle-photos N=200]
                                    [--rates R,S=C/2,C,2C] [--paced-seconds S=10] [--worker-niceness N=10]
+           darkroom-bench flood    [--clients C=6] [--megabytes M=64]   (multipart floods; also the first phase of `http`)
            darkroom-bench all      [--quick]   (every benchmark at its defaults, in under ~30 minutes: the moments ingest
                                                stops early if time runs out; --quick: small sizes, to check the harness)
     """
@@ -81,6 +83,7 @@ do {
     case "import": verdicts = try ImportBenchmark.run(ImportBenchmark.Options(arguments, photos: ImportBenchmark.defaultPhotos))
     case "moments": verdicts = try MomentsBenchmark.run(MomentsBenchmark.Options(arguments))
     case "http": verdicts = try HTTPBenchmark.run(HTTPBenchmark.Options(arguments))
+    case "flood": verdicts = try FloodBenchmark.run(FloodBenchmark.Options(arguments))
     case "all": verdicts = try runAll(arguments)
     case "help", "--help", "-h":
         print(usage)

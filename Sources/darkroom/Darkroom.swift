@@ -37,7 +37,7 @@ struct ConfigOption: ParsableArguments {
     }
 }
 
-/// Runs a check written in Pipeline, turning its `FieldError` into the usage error of the option
+/// Runs a check written in Operations, turning its `FieldError` into the usage error of the option
 /// it names (`--lat must be between -90 and 90 (got 200.0)`).
 func checkOption(_ check: () throws -> Void) throws {
     do {

@@ -11,7 +11,9 @@ struct Enqueue: ParsableCommand {
         then renamed into view, so that a worker never sees half a photo; an existing name is \
         never overwritten (a number is added). A sidecar is written first: --sidecar gives its \
         JSON (inline, or @file), else FILE.json beside the photo is taken along. --author, \
-        --moment and --title set those sidecar keys.
+        --moment and --title set those sidecar keys. A photo that cannot be queued (a full \
+        disk, an unreadable sidecar) is reported and the others are still queued; the exit \
+        status is then 1, and nothing of the photos not queued is left in the spool.
         """)
 
     @OptionGroup var options: ConfigOption
@@ -45,21 +47,38 @@ struct Enqueue: ParsableCommand {
         let configuration = try options.load()
         let spool = try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds)
         let base = try baseSidecar()
+        var notQueued: [String] = []
         for file in files {
-            guard let bytes = FileManager.default.contents(atPath: file) else {
-                throw ValidationError("\(file): cannot read it; check the path")
+            do {
+                let name = try queue(file, base: base, into: spool)
+                if !quiet { print("queued \(file) as \(spool.incoming)/\(name)") }
+            } catch {
+                // One photo that cannot be queued (a full disk above all) does not stop the others.
+                notQueued.append(file)
+                FileHandle.standardError.write(Data("darkroom: \(file): not queued: \(error)\n".utf8))
             }
-            var object = base
-            if sidecar == nil, let beside = FileManager.default.contents(atPath: file + ".json") {
-                object = try Self.object(beside, source: file + ".json")
-            }
-            if let author { object["author_id"] = author }
-            if let moment { object["moment_id"] = moment }
-            if let title { object["title"] = title }
-            let sidecarBytes = object.isEmpty ? nil : [UInt8](try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
-            let name = try spool.enqueue(bytes: [UInt8](bytes), name: file, sidecar: sidecarBytes)
-            if !quiet { print("queued \(file) as \(spool.incoming)/\(name)") }
         }
+        guard notQueued.isEmpty else {
+            FileHandle.standardError.write(Data(("darkroom: \(notQueued.count) of \(files.count) photos not queued "
+                + "(nothing of them is left in the spool; the files themselves are untouched): queue them again once fixed\n").utf8))
+            throw ExitCode(1)
+        }
+    }
+
+    /// Queues one photo with its sidecar; returns its name in the spool.
+    private func queue(_ file: String, base: [String: Any], into spool: Spool) throws -> String {
+        guard let bytes = FileManager.default.contents(atPath: file) else {
+            throw ValidationError("cannot read it; check the path")
+        }
+        var object = base
+        if sidecar == nil, let beside = FileManager.default.contents(atPath: file + ".json") {
+            object = try Self.object(beside, source: file + ".json")
+        }
+        if let author { object["author_id"] = author }
+        if let moment { object["moment_id"] = moment }
+        if let title { object["title"] = title }
+        let sidecarBytes = object.isEmpty ? nil : [UInt8](try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
+        return try spool.enqueue(bytes: [UInt8](bytes), name: file, sidecar: sidecarBytes)
     }
 
     private func baseSidecar() throws -> [String: Any] {

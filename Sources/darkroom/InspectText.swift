@@ -27,6 +27,12 @@ enum InspectText {
         } else {
             add("where", "no location")
         }
+        if let camera = m.cameraCaptureTime {
+            add("camera took", "\(camera.localTime) = \(ISO8601DateFormatter().string(from: camera.instant)) from \(camera.source.rawValue): the sidecar's taken_at wins (the backend's explicit value)")
+        }
+        if let camera = m.cameraLocation {
+            add("camera was", String(format: "%.7f, %.7f", camera.latitude, camera.longitude) + " from \(camera.source.rawValue): the sidecar's location wins (the backend's explicit value)")
+        }
         add("orientation", "\(m.orientation)")
         if m.make != nil || m.model != nil { add("camera", [m.make, m.model].compactMap { $0 }.joined(separator: " ")) }
         if let author = m.authorId { add("author", author) }

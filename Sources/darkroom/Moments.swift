@@ -16,13 +16,10 @@ struct MomentsCommand: ParsableCommand {
         each other. Each moment has a cover: the creator's choice, else the policy's \
         (moments.cover_policy).
         """,
-        subcommands: [Create.self, List.self, Show.self, SetCover.self, Rebuild.self, Export.self])
+        subcommands: [Create.self, Update.self, List.self, Show.self, SetCover.self, Rebuild.self, Export.self])
 
-    struct Create: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Declare a moment (or update one, with --id).",
-            discussion: "Pictures it matches join it at once, even those uploaded before (after-the-fact pictures).")
-        @OptionGroup var options: ConfigOption
+    /// The fields of a declared moment, shared by `create` and `update`.
+    struct Fields: ParsableArguments {
         @Option(help: "The place (see `darkroom places`).") var place: Int64
         @Option(help: ArgumentHelp("Start, ISO 8601 with offset (2024-05-07T18:00:00+02:00).", valueName: "time")) var start: String
         @Option(help: ArgumentHelp("End, ISO 8601 with offset.", valueName: "time")) var end: String
@@ -31,26 +28,58 @@ struct MomentsCommand: ParsableCommand {
         @Option(name: .customLong("invite"), help: ArgumentHelp("A user invited to a private moment (repeatable).", valueName: "user"))
         var invitees: [String] = []
         @Option(help: "A title.") var title: String?
-        @Option(help: "The backend's id for it (default: the next free id).") var id: Int64?
-        @Flag(help: "Print JSON.") var json = false
 
-        func declared() throws -> Moment {
+        func declared(id: Int64?) throws -> Moment {
             try MomentDeclaration.moment(id: id, placeId: place, start: start, end: end, creator: creator,
                                          visibility: visibility, invitees: invitees, title: title)
         }
 
-        func validate() throws {
-            try checkOption { _ = try declared() }
-        }
-
-        func run() throws {
+        /// Declares the moment and prints it, with how many pictures joined.
+        func save(id: Int64?, as declaration: Declaration, options: ConfigOption, json: Bool) throws {
             let catalog = try options.catalog()
-            let (saved, events) = try catalog.declareMoment(try declared(), id: id)
+            let (saved, events) = try catalog.declareMoment(try declared(id: id), id: id, as: declaration)
             let view = try MomentCatalog(catalog: catalog).moment(id: saved.id)
             try Output.print(view, json: json) { _ in
                 let joined = events.filter { if case .pictureAdded(_, saved.id) = $0 { return true } else { return false } }.count
-                return "moment \(saved.id) declared; \(joined) picture\(joined == 1 ? "" : "s") joined it"
+                let verb = declaration == .create ? "declared" : "updated"
+                return "moment \(saved.id) \(verb); \(joined) picture\(joined == 1 ? "" : "s") joined it"
             }
+        }
+    }
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Declare a new moment.",
+            discussion: "Pictures it matches join it at once, even those uploaded before (after-the-fact pictures). An --id already taken is refused: `moments update` changes a moment.")
+        @OptionGroup var options: ConfigOption
+        @OptionGroup var fields: Fields
+        @Option(help: "The backend's id for it, 1 to 2^53 - 1 (default: the next free id).") var id: Int64?
+        @Flag(help: "Print JSON.") var json = false
+
+        func validate() throws {
+            try checkOption { _ = try fields.declared(id: id) }
+        }
+
+        func run() throws {
+            try fields.save(id: id, as: .create, options: options, json: json)
+        }
+    }
+
+    struct Update: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change an existing declared moment.",
+            discussion: "Every field is given again (a field left out takes its default). Pictures it now matches join it; those it no longer matches go back to the other rules.")
+        @OptionGroup var options: ConfigOption
+        @Argument(help: "The moment's id.") var id: Int64
+        @OptionGroup var fields: Fields
+        @Flag(help: "Print JSON.") var json = false
+
+        func validate() throws {
+            try checkOption { _ = try fields.declared(id: id) }
+        }
+
+        func run() throws {
+            try fields.save(id: id, as: .update, options: options, json: json)
         }
     }
 

@@ -13,7 +13,7 @@ struct Places: ParsableCommand {
         declares places with its own ids; automatic moments create places of their own \
         (negative ids) when no declared place holds their photos.
         """,
-        subcommands: [Add.self, List.self, Around.self])
+        subcommands: [Add.self, Update.self, List.self, Around.self])
 
     /// A point and a radius, validated.
     struct Circle: ParsableArguments {
@@ -36,7 +36,7 @@ struct Places: ParsableCommand {
         @OptionGroup var options: ConfigOption
         @OptionGroup var circle: Circle
         @Option(help: "A name people recognise.") var name: String?
-        @Option(help: "The backend's id for it (default: the next free id).") var id: Int64?
+        @Option(help: "The backend's id for it, 1 to 2^53 - 1 (default: the next free id); an id already taken is refused.") var id: Int64?
         @Flag(help: "Print JSON.") var json = false
 
         func validate() throws {
@@ -47,6 +47,27 @@ struct Places: ParsableCommand {
             let catalog = try options.catalog()
             let place = try catalog.declarePlace(id: id, name: name, center: circle.center, radiusMetres: circle.rad)
             try Output.print(PlaceView(place), json: json) { "place \($0.id): \(PlacesText.line($0))" }
+        }
+    }
+
+    struct Update: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change an existing place's centre, radius and name.",
+            discussion: "Every field is given again. The declared moments held there are re-evaluated: pictures now inside join them, those now outside leave.")
+        @OptionGroup var options: ConfigOption
+        @Argument(help: "The place's id.") var id: Int64
+        @OptionGroup var circle: Circle
+        @Option(help: "A name people recognise.") var name: String?
+        @Flag(help: "Print JSON.") var json = false
+
+        func validate() throws {
+            try checkOption { try FieldError.checkBackendId(id) }
+        }
+
+        func run() throws {
+            let catalog = try options.catalog()
+            let place = try catalog.updatePlace(id: id, name: name, center: circle.center, radiusMetres: circle.rad)
+            try Output.print(PlaceView(place), json: json) { "place \($0.id) updated: \(PlacesText.line($0))" }
         }
     }
 

@@ -86,6 +86,27 @@ struct TransientFailureTests {
     }
 
     @Test(.enabled(if: TinyDisk.canMount, "needs to mount a tmpfs (root): skipped"))
+    func enqueueReportsEachPhotoAFullDiskRefusesAndQueuesTheOthers() throws {
+        let space = Workspace()
+        let disk = TinyDisk(megabytes: 1)
+        let config = """
+        {"spool": {"root": "\(disk.path)/spool"}, "library": {"root": "\(space.library)"}, "catalog": {"path": "\(space.catalogPath)"}}
+        """
+        _ = FileManager.default.createFile(atPath: space.configPath, contents: Data(config.utf8))
+        let samples = Workspace.packageRoot + "/samples/"
+        // 2.6 MB and 1.1 MB photos do not fit on the 1 MB disk; the small ones around them do.
+        let files = ["Apple_iPhone_6.jpg", "hopper.jpg", "Canon_EOS5D-MIII__K6A7944.JPG", "issue-exifr-13.jpg"].map { samples + $0 }
+        let result = try space.run(["enqueue"] + files)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("Apple_iPhone_6.jpg: not queued") && result.stderr.contains("K6A7944.JPG: not queued"), "\(result.stderr)")
+        #expect(result.stderr.contains("No space left on device"))
+        #expect(result.stderr.contains("2 of 4 photos not queued"))
+        let incoming = space.files(under: disk.path + "/spool/incoming")
+        #expect(incoming.count == 2 && incoming.allSatisfy { $0.hasSuffix("hopper.jpg") || $0.hasSuffix("issue-exifr-13.jpg") }, "\(incoming)")
+        #expect(files.allSatisfy { FileManager.default.fileExists(atPath: $0) })
+    }
+
+    @Test(.enabled(if: TinyDisk.canMount, "needs to mount a tmpfs (root): skipped"))
     func aDiskThatStaysFullEndsInFailedWithAReasonToFreeSpace() throws {
         let space = Workspace()
         let disk = TinyDisk(megabytes: 1)
@@ -95,7 +116,11 @@ struct TransientFailureTests {
         #expect(result.status == 1)
         let reasonFile = space.spool + "/failed/big.jpg.error.json"
         let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reasonFile))) as? [String: Any])
-        #expect((report["reason"] as? String)?.contains("free space") == true)
+        let reason = try #require(report["reason"] as? String)
+        #expect(reason.contains("free space"))
+        // It says what to do, and promises nothing that does not happen.
+        #expect(reason.contains("gave up after 3 tries") && reason.contains("run `darkroom retry big.jpg`"), "\(reason)")
+        #expect(!reason.contains("will be retried") && !reason.contains("will retry"))
         #expect(report["attempts"] as? Int == 3)
         #expect(FileManager.default.fileExists(atPath: space.spool + "/failed/big.jpg"), "the photo is kept")
     }

@@ -12,6 +12,8 @@ final class HookReceiver: Sendable {
         let body: [UInt8]
         let timestamp: String
         let signature: String
+        /// `X-Darkroom-Delivery`: the same on every try of one event.
+        let delivery: String
     }
 
     let port: Int
@@ -41,7 +43,7 @@ final class HookReceiver: Sendable {
             for field in request.headers { headers[field.name.canonicalName] = field.value }
             let header = { (name: String) in headers[name] ?? "" }
             inbox.append(Message(event: header("x-darkroom-event"), body: body, timestamp: header("x-darkroom-timestamp"),
-                                 signature: header("x-darkroom-signature")))
+                                 signature: header("x-darkroom-signature"), delivery: header("x-darkroom-delivery")))
             return .noContent
         }
         let (ports, announce) = AsyncStream<Int>.makeStream()
@@ -59,6 +61,13 @@ final class HookReceiver: Sendable {
 
     /// What has arrived so far.
     var messages: [Message] { inbox.messages.withLock { $0 } }
+
+    /// Each event once, as a backend sees them after de-duplicating by `X-Darkroom-Delivery`:
+    /// delivery is at least once, and a try whose answer came too late is sent again.
+    var distinctMessages: [Message] {
+        var seen: Set<String> = []
+        return messages.filter { seen.insert($0.delivery).inserted }
+    }
 
     /// Waits until `count` messages have arrived or `seconds` have passed; returns what arrived.
     func messages(atLeast count: Int, within seconds: Double) async throws -> [Message] {

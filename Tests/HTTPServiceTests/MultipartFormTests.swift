@@ -43,4 +43,46 @@ struct MultipartFormTests {
     func malformedBodiesAreRefusedWithAReason(_ case: (String, String)) {
         #expect(throws: MultipartForm.Problem.self, "\(`case`.0)") { try MultipartForm(body: bytes(`case`.1), boundary: "b") }
     }
+
+    @Test func aFloodOfPartsIsRefusedWhileItStreamsInNotAfter() throws {
+        var stream = MultipartStream(boundary: "b")
+        let part = bytes("--b\r\nContent-Disposition: form-data; name=\"x\"\r\n\r\n\r\n")
+        var fed = 0
+        var refusal: MultipartForm.Problem?
+        // Up to 64 MB of empty parts, 1 KB at a time, as a socket would deliver them.
+        let chunk = Array((0..<(1024 / part.count + 1)).flatMap { _ in part })
+        while fed < 64 << 20, refusal == nil {
+            do {
+                try stream.feed(chunk) { _ in }
+                fed += chunk.count
+            } catch let problem as MultipartForm.Problem {
+                refusal = problem
+            }
+        }
+        #expect(refusal == .tooMany("more than 16 parts"))
+        #expect(fed < 4096, "refused after \(fed) bytes")
+    }
+
+    @Test func partsSplitAcrossChunksAtEveryPointReadTheSame() throws {
+        let body = bytes("--XyZ\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\none\r\n--XyZ\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\n")
+            + [0x0D, 0x0A, 0x2D, 0x2D, 0x58, 0x79, 0x00] + bytes("\r\n--XyZ--\r\n")
+        let whole = try MultipartForm(body: body, boundary: "XyZ")
+        #expect(whole.parts.map(\.name) == ["a", "file"])
+        #expect(whole.part(named: "file")?.content == [0x0D, 0x0A, 0x2D, 0x2D, 0x58, 0x79, 0x00])
+        for split in 1..<body.count {
+            var stream = MultipartStream(boundary: "XyZ")
+            var contents: [[UInt8]] = []
+            let handle: (MultipartStream.Event) -> Void = { event in
+                switch event {
+                case .partStarted: contents.append([])
+                case .content(let bytes): contents[contents.count - 1] += bytes
+                case .partEnded: break
+                }
+            }
+            try stream.feed(body[..<split], handle)
+            try stream.feed(body[split...], handle)
+            try stream.finish()
+            #expect(contents == whole.parts.map(\.content), "split at \(split)")
+        }
+    }
 }

@@ -41,8 +41,10 @@ struct OpenAPITests {
                 .declarePlace: #"{"lat": 1, "long": 2, "rad": 3}"#,
                 .declareMoment: #"{"place_id": 1, "start": "2024-05-07T18:00:00Z", "end": "2024-05-07T20:00:00Z"}"#,
                 .momentCover: #"{"picture_id": \#(picture), "user": "alice"}"#,
+                .updatePlace: #"{"lat": 47.3541, "long": 10.1913, "rad": 400, "name": "Hut"}"#,
+                .updateMoment: #"{"place_id": 1, "start": "2019-10-03T08:00:00Z", "end": "2019-10-03T12:00:00Z", "creator": "alice", "title": "Climb"}"#,
             ]
-            let ids: [APIRoute: String] = [.uploadStatus: upload, .picture: "\(picture)", .moment: "1", .momentPictures: "1", .momentCover: "1"]
+            let ids: [APIRoute: String] = [.uploadStatus: upload, .picture: "\(picture)", .moment: "1", .momentPictures: "1", .momentCover: "1", .updatePlace: "1", .updateMoment: "1"]
             let queries: [APIRoute: String] = [.placesAround: "?lat=47.35&long=10.19&rad=1000"]
             for operation in try Self.documented().sorted() {
                 let parts = operation.split(separator: " ", maxSplits: 1).map(String.init)

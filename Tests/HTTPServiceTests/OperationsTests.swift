@@ -26,17 +26,49 @@ struct OperationsTests {
             let report = try notReady.object()
             #expect(report["ready"] as? Bool == false)
             #expect(report["catalog"] as? String == "ok")
-            #expect((report["spool"] as? String)?.contains("incoming") == true)
+            #expect((report["spool"] as? String)?.contains("Not a directory") == true)
             #expect((report["error"] as? String)?.hasPrefix("spool: ") == true)
+            // The answer names what failed without the path, host or process; the log has them
+            // under the answer's request id.
+            let id = try #require(report["request_id"] as? String)
+            #expect(notReady.headers.first(name: "X-Request-Id") == id)
+            Self.expectNoInternals(notReady.text, service)
+            let logged = service.log.events(where: "request_id", is: id)
+            #expect(logged.contains { $0.metadata["reason"]?.contains(spool) == true }, "\(logged)")
             #expect(try await service.request(.GET, "/healthz").status == 200)
             // An upload meanwhile is refused, and not lost silently.
             let upload = try await service.upload(try Samples.hopper())
             #expect(upload.status >= 500)
             #expect(upload.error != nil)
+            Self.expectNoInternals(upload.text, service)
+            let uploadID = try #require(try upload.object()["request_id"] as? String)
+            #expect(upload.headers.first(name: "X-Request-Id") == uploadID)
+            #expect(service.log.events(where: "request_id", is: uploadID).contains { $0.metadata["reason"]?.contains(spool) == true })
 
             try FileManager.default.removeItem(atPath: spool)
             try FileManager.default.moveItem(atPath: spool + ".away", toPath: spool)
             #expect(try await service.request(.GET, "/healthz/ready").status == 200)
+        }
+    }
+
+    /// Expects an answer without an absolute path of the service, the host name or the process id.
+    static func expectNoInternals(_ text: String, _ service: TestService, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(!text.contains(service.root), "a path in \(text)", sourceLocation: sourceLocation)
+        #expect(!text.contains(ProcessInfo.processInfo.hostName), "the host name in \(text)", sourceLocation: sourceLocation)
+        #expect(!text.contains(".\(ProcessInfo.processInfo.processIdentifier)"), "the process id in \(text)", sourceLocation: sourceLocation)
+        #expect(!text.contains("/tmp"), "a path in \(text)", sourceLocation: sourceLocation)
+    }
+
+    @Test func everyAnswerCarriesARequestIdAndEveryErrorBodyToo() async throws {
+        try await TestService.with(workers: false) { service in
+            let ok = try await service.request(.GET, "/healthz")
+            let missing = try await service.request(.GET, "/v1/pictures/12345")
+            let unauthorized = try await service.request(.GET, "/healthz", token: nil)
+            let ids = [ok, missing, unauthorized].compactMap { $0.headers.first(name: "X-Request-Id") }
+            #expect(ids.count == 3 && Set(ids).count == 3)
+            for answer in [missing, unauthorized] {
+                #expect(try answer.object()["request_id"] as? String == answer.headers.first(name: "X-Request-Id"))
+            }
         }
     }
 

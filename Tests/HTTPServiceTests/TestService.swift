@@ -4,10 +4,11 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import Settings
+import Synchronization
 import ServiceLifecycle
 import Testing
 @testable import HTTPService
-import Settings
 
 /// A `darkroom serve` in this process on a free loopback port, over its own temporary spool,
 /// library and SQLite catalog: the tests talk to it over real HTTP, with no mock anywhere.
@@ -18,6 +19,8 @@ final class TestService: Sendable {
     let configuration: Configuration
     let server: APIServer
     let port: Int
+    /// What the service logged, each event as message and metadata.
+    let log = LogRecorder()
     private let group: ServiceGroup
     private let running: Task<Void, any Error>
 
@@ -39,7 +42,8 @@ final class TestService: Sendable {
         configuration.server.token = Self.token
         configure(&configuration)
         self.configuration = configuration
-        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let log = log
+        let logger = Logger(label: "test") { _ in RecordingLogHandler(recorder: log) }
         server = try APIServer(configuration: configuration, runWorkers: workers, logger: logger, environment: [:])
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         group = server.serviceGroup(signals: []) { port in continuation.yield(port) }
@@ -189,4 +193,36 @@ struct Form {
 
     var closed: [UInt8] { body + Array("--\(boundary)--\r\n".utf8) }
     var contentType: String { "multipart/form-data; boundary=\(boundary)" }
+}
+
+/// The events a service logged, kept for a test to read.
+final class LogRecorder: Sendable {
+    private let events = Mutex<[(message: String, metadata: [String: String])]>([])
+
+    func record(_ message: String, _ metadata: [String: String]) {
+        events.withLock { $0.append((message, metadata)) }
+    }
+
+    /// The events whose metadata has `key` equal to `value`.
+    func events(where key: String, is value: String) -> [(message: String, metadata: [String: String])] {
+        events.withLock { $0.filter { $0.metadata[key] == value } }
+    }
+}
+
+/// A log handler that hands every event to a `LogRecorder`.
+struct RecordingLogHandler: LogHandler {
+    let recorder: LogRecorder
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .debug
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var fields = metadata
+        if let extra = event.metadata { fields.merge(extra) { _, new in new } }
+        recorder.record("\(event.message)", fields.mapValues { "\($0)" })
+    }
 }

@@ -101,3 +101,12 @@ final class BusyFirstCatalog: PictureCatalog {
     func finishedJob(claimPath: String) throws(CatalogError) -> JobRecord? { try catalog.finishedJob(claimPath: claimPath) }
     func latestJob(claimPath: String) throws(CatalogError) -> JobRecord? { try catalog.latestJob(claimPath: claimPath) }
 }
+
+/// Runs blocking work (a worker's whole run) on a thread of its own, so that it does not hold
+/// one of the few threads Swift's concurrency pool has on a 2-core machine while other suites
+/// answer HTTP requests in this process.
+func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}

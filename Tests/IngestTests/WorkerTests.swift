@@ -8,7 +8,7 @@ import Testing
 /// The spool's worker in process, over a real spool, library and SQLite catalog.
 @Suite("Spool worker")
 struct WorkerTests {
-    @Test func aDrainAddsGoodPhotosRecordsDuplicatesAndFailsTheRestWithTheirCategory() throws {
+    @Test func aDrainAddsGoodPhotosRecordsDuplicatesAndFailsTheRestWithTheirCategory() async throws {
         let stores = try Stores()
         let photo = try Samples.bytes("Landscape_6.jpg")
         try stores.spool.enqueue(bytes: photo, name: "one.jpg", sidecar: nil)
@@ -19,7 +19,7 @@ struct WorkerTests {
 
         let worker = Worker(configuration: stores.configuration, spool: stores.spool, library: stores.library,
                             catalog: stores.catalog, logger: Stores.quiet)
-        let tally = worker.run(RunOptions(once: true, progress: false))
+        let tally = try await onOwnThread { worker.run(RunOptions(once: true, progress: false)) }
 
         #expect(tally.added == 2 && tally.duplicates == 1 && tally.failed == 2)
         #expect(stores.spool.depth() == (incoming: 0, processing: 0, failed: 2))
@@ -35,13 +35,13 @@ struct WorkerTests {
         #expect(stores.libraryFiles().filter { $0.hasPrefix("originals/") }.count == 2)
     }
 
-    @Test func aTransientCatalogFailureIsRetriedByTheWorker() throws {
+    @Test func aTransientCatalogFailureIsRetriedByTheWorker() async throws {
         let stores = try Stores()
         try stores.spool.enqueue(bytes: try Samples.bytes("hopper.jpg"), name: "one.jpg", sidecar: nil)
         let busy = BusyFirstCatalog(stores.catalog, refusals: 1)
         let worker = Worker(configuration: stores.configuration, spool: stores.spool, library: stores.library,
                             catalog: busy, logger: Stores.quiet)
-        let tally = worker.run(RunOptions(once: true, progress: false))
+        let tally = try await onOwnThread { worker.run(RunOptions(once: true, progress: false)) }
         #expect(busy.refused)
         #expect(tally.added == 1 && tally.failed == 0)
         let attempts = try stores.catalog.read { db in try Int.fetchOne(db, sql: "SELECT attempts FROM jobs") }

@@ -20,13 +20,20 @@ struct ImporterTests {
         }
     }
 
+    /// Runs an import on a thread of its own, off Swift's small concurrency pool.
+    static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async throws -> T {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: body()) }.start()
+        }
+    }
+
     static func sample(_ name: String) throws -> [UInt8] {
         let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("samples").path
         return [UInt8](try Data(contentsOf: URL(fileURLWithPath: samples + "/" + name)))
     }
 
-    @Test func anImportAddsPhotosRecordsDuplicatesAndCategorisesFailures() throws {
+    @Test func anImportAddsPhotosRecordsDuplicatesAndCategorisesFailures() async throws {
         let place = Place()
         let photo = try Self.sample("Landscape_6.jpg")
         try place.write("2019/a.jpg", photo)
@@ -44,7 +51,7 @@ struct ImporterTests {
         let importer = try Importer(configuration: configuration, options: ImportOptions(folders: [place.root + "/photos"], progress: .none),
                                     library: library, catalog: catalog,
                                     logger: Logger(label: "darkroom.test") { _ in SwiftLogNoOpLogHandler() })
-        let report = importer.run()
+        let report = try await Self.onOwnThread { importer.run() }
 
         #expect(report.imported == 2 && report.duplicates == 1 && report.failed == 1 && report.skipped == 1)
         #expect(report.failedByCategory == ["bad_input": 1])
@@ -53,9 +60,10 @@ struct ImporterTests {
         let counts = try catalog.counts()
         #expect(counts.pictures == 2 && counts.jobsFailed == 1)
         // A second run of the same folders adds nothing: the journal knows every file.
-        let again = try Importer(configuration: configuration, options: ImportOptions(folders: [place.root + "/photos"], progress: .none),
+        let second = try Importer(configuration: configuration, options: ImportOptions(folders: [place.root + "/photos"], progress: .none),
                                  library: library, catalog: catalog,
-                                 logger: Logger(label: "darkroom.test") { _ in SwiftLogNoOpLogHandler() }).run()
+                                 logger: Logger(label: "darkroom.test") { _ in SwiftLogNoOpLogHandler() })
+        let again = try await Self.onOwnThread { second.run() }
         #expect(again.imported == 0 && again.alreadyImported == 3 && again.previouslyFailed == 1)
         #expect(try catalog.counts().pictures == 2)
     }

@@ -65,7 +65,7 @@ struct CoverTests {
         // Re-declaring the moment (an edit of its title) keeps the creator's cover.
         var edited = Fixture.declared(1, creator: "owner")
         edited.moment.title = "renamed"
-        try world.declare(edited)
+        try world.update(edited)
         #expect(world.store.moment(id: 1)?.coverPictureId == 10)
         let removal = try world.remove(10)
         #expect(world.store.moment(id: 1)?.coverPictureId == 12)

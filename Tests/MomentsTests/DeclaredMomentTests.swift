@@ -110,7 +110,7 @@ struct DeclaredMomentTests {
         try world.declare(placed)
         try world.ingest(Fixture.photo(10, author: "stranger", minutes: 5))
         placed.moment.invitees = ["stranger"]
-        let events = try world.declare(placed)
+        let events = try world.update(placed)
         #expect(world.momentOf(10) == 1)
         #expect(world.store.candidateMoments(ofPicture: 10).isEmpty)
         #expect(events.contains(.candidateWithdrawn(pictureId: 10, momentId: 1)))
@@ -167,7 +167,7 @@ struct DeclaredMomentTests {
         try world.ingest(Fixture.photo(10, minutes: 5), Fixture.photo(11, minutes: 6))
         #expect(world.members(1) == [10, 11])
         placed.place.center = Fixture.point(5_000)
-        let events = try world.declare(placed)
+        let events = try world.update(placed)
         #expect(world.members(1).isEmpty)
         #expect(world.moment(of: 10)?.kind == .automatic && world.momentOf(10) == world.momentOf(11))
         #expect(events.contains(.coverChanged(momentId: 1, pictureId: nil, reason: "no pictures left")))

@@ -101,7 +101,7 @@ struct InMemoryMomentStoreTests {
         #expect(world.momentOf(10) != 1 && world.momentOf(11) != 2)
         var wider = first
         wider.place.radiusMetres = 100
-        try world.declare(wider)
+        try world.update(wider)
         #expect(world.momentOf(10) == 1)
         #expect(world.momentOf(11) == 2)
         #expect(world.automaticMoments.isEmpty)

@@ -50,7 +50,13 @@ struct World {
 
     @discardableResult
     mutating func declare(_ placed: PlacedMoment) throws -> [MomentEvent] {
-        try engine.declare(placed.moment, at: placed.place, into: &store)
+        try engine.declare(placed.moment, at: placed.place, as: .create, into: &store)
+    }
+
+    /// Declares again a moment that exists (an edit).
+    @discardableResult
+    mutating func update(_ placed: PlacedMoment) throws -> [MomentEvent] {
+        try engine.declare(placed.moment, at: placed.place, as: .update, into: &store)
     }
 
     @discardableResult

@@ -43,6 +43,18 @@ struct TimeCase: Sendable, CustomTestStringConvertible {
 private func text(_ tag: UInt16, _ value: String) -> TimeCase.Text { .init(tag: tag, value: value) }
 
 private let timeCases: [TimeCase] = [
+    TimeCase(name: "an OffsetTimeOriginal of +99:99 is no offset: ignored with a warning, the default zone assumed",
+             exif: [text(Tag.dateTimeOriginal, "2024:05:07 09:33:04"), text(Tag.offsetTimeOriginal, "+99:99")],
+             source: .exifOriginalAssumedZone, localTime: "2024-05-07T09:33:04", offset: nil, offsetSource: .assumed,
+             instant: "2024-05-07T09:33:04Z", warning: "OffsetTimeOriginal: malformed offset \"+99:99\"; ignored"),
+    TimeCase(name: "an OffsetTimeOriginal past +14:00 is ignored with a warning",
+             exif: [text(Tag.dateTimeOriginal, "2024:05:07 09:33:04"), text(Tag.offsetTimeOriginal, "+14:15")],
+             source: .exifOriginalAssumedZone, localTime: "2024-05-07T09:33:04", offset: nil, offsetSource: .assumed,
+             instant: "2024-05-07T09:33:04Z", warning: "outside UTC-12:00...UTC+14:00; ignored"),
+    TimeCase(name: "an OffsetTimeOriginal before -12:00 is ignored with a warning",
+             exif: [text(Tag.dateTimeOriginal, "2024:05:07 09:33:04"), text(Tag.offsetTimeOriginal, "-12:30")],
+             source: .exifOriginalAssumedZone, localTime: "2024-05-07T09:33:04", offset: nil, offsetSource: .assumed,
+             instant: "2024-05-07T09:33:04Z", warning: "outside UTC-12:00...UTC+14:00; ignored"),
     TimeCase(name: "DateTimeOriginal with OffsetTimeOriginal",
              exif: [text(Tag.dateTimeOriginal, "2024:05:07 09:33:04"), text(Tag.offsetTimeOriginal, "+08:00")],
              source: .exifOriginal, localTime: "2024-05-07T09:33:04", offset: 28_800, offsetSource: .recorded,

@@ -20,7 +20,7 @@ struct JSONEncodingTests {
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(Set(object.keys) == ["capture_time", "location", "orientation", "make", "model", "mime_type",
                                      "byte_size", "sha256", "author_id", "moment_id", "title", "focal_point",
-                                     "visibility", "warnings", "conflicts"])
+                                     "visibility", "warnings", "conflicts", "camera_capture_time", "camera_location"])
         let time = try #require(object["capture_time"] as? [String: Any])
         #expect(time["instant"] as? String == "2014-09-16T13:05:12.345Z")
         #expect(time["local_time"] as? String == "2014-09-16T14:05:12.345")
