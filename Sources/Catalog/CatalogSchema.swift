@@ -49,6 +49,17 @@ enum CatalogSchema {
                 t.add(column: "camera_longitude", .double)
             }
         }
+        migrator.registerMigration("v10-job-duration-computed") { db in
+            // The stored duration was computed when the record was made, before its end was
+            // set: negative for every photo added or found a duplicate. The column now follows
+            // the job's start and end, for the rows already written too; null while unfinished.
+            try db.execute(sql: """
+                ALTER TABLE jobs DROP COLUMN duration_ms;
+                ALTER TABLE jobs ADD COLUMN duration_ms REAL GENERATED ALWAYS AS (
+                    CASE WHEN finished_at > 0 AND finished_at >= started_at THEN (finished_at - started_at) * 1000 END
+                ) VIRTUAL;
+                """)
+        }
         return migrator
     }
 

@@ -28,7 +28,13 @@ public struct JobRecord: Codable, Sendable, Equatable, FetchableRecord, MutableP
     public var worker: String
     public var startedAt: Double
     public var finishedAt: Double
-    public var durationMs: Double
+
+    /// How long the job took, from its start to its end, in milliseconds; nil while it has no
+    /// end. Computed from the two (as the catalog's `duration_ms` column is), so it can never
+    /// go stale when the end is set after the record was made.
+    public var durationMs: Double? {
+        finishedAt >= startedAt && finishedAt > 0 ? (finishedAt - startedAt) * 1000 : nil
+    }
 
     public init(
         sourceName: String, claimPath: String, sha256: String?, outcome: Outcome, pictureId: Int64?,
@@ -47,7 +53,6 @@ public struct JobRecord: Codable, Sendable, Equatable, FetchableRecord, MutableP
         self.worker = worker
         self.startedAt = startedAt
         self.finishedAt = finishedAt
-        self.durationMs = (finishedAt - startedAt) * 1000
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) {

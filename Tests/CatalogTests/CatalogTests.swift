@@ -31,7 +31,7 @@ struct CatalogTests {
             failed.outcome = .failed
             failed.error = reason
             failed.failureCategory = category.rawValue
-            failed.durationMs = ms
+            failed.finishedAt = failed.startedAt + ms / 1000
             return failed
         }
         let tally = JobTally(durationBoundsMs: bounds)
