@@ -8,7 +8,23 @@ BENCH_DEBS := libvips-tools
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 RELEASE_BIN := .build/release/darkroom
 
-.PHONY: deps bench-deps build release run test bench clean
+# Where `make install` puts things; DESTDIR stages them for a package.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man/man1
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+CONFDIR ?= $(SYSCONFDIR)/darkroom
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+# The binary to install: the release build unless another is named (BIN=.build/debug/darkroom).
+BIN ?= $(RELEASE_BIN)
+BUILD_INFO := Sources/CBuildInfo/build_info.h
+MAN_OUT := .build/man
+
+.PHONY: deps bench-deps buildinfo build release run test bench clean install uninstall man
 
 deps:
 	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -24,10 +40,22 @@ bench-deps: deps
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-build: deps
+# The commit and date `darkroom --version` prints, and libexif's version (which the library
+# cannot tell at run time). Rewritten only when the commit changes, so a rebuild of the same
+# commit relinks nothing.
+buildinfo:
+	@commit=$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown); \
+	if [ "$$commit" != unknown ] && ! git diff --quiet HEAD -- Sources Package.swift 2>/dev/null; then commit="$$commit-dirty"; fi; \
+	exif=$$(pkg-config --modversion libexif 2>/dev/null || echo unknown); \
+	if ! grep -qs "\"$$commit\"" $(BUILD_INFO); then \
+	  printf '#define DARKROOM_BUILD_COMMIT "%s"\n#define DARKROOM_BUILD_DATE "%s"\n#define DARKROOM_LIBEXIF_VERSION "%s"\n' \
+	    "$$commit" "$$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$$exif" > $(BUILD_INFO); \
+	fi
+
+build: deps buildinfo
 	$(SWIFT) build
 
-release: deps
+release: deps buildinfo
 	$(SWIFT) build -c release --product darkroom
 
 # Runs the main job on the bundled samples: a spool filled from samples/, drained once into
@@ -39,14 +67,57 @@ run: release
 	@echo
 	$(RELEASE_BIN) status
 
-test: deps
+test: deps buildinfo
 	$(SWIFT) build --build-tests
+	$(SWIFT) build --product generate-manual
 	$(SWIFT) test --skip-build
 
 bench: bench-deps
 	$(SWIFT) build -c release --product darkroom
 	$(SWIFT) build -c release --product darkroom-bench
 	.build/release/darkroom-bench all
+
+# A man page per command, from the binary's own help (swift-argument-parser's generator).
+man:
+	@test -x $(BIN) || { echo "make man: $(BIN) is missing; run make release, or name a binary with BIN="; exit 1; }
+	@test -x .build/debug/generate-manual || $(SWIFT) build --product generate-manual
+	@rm -rf $(MAN_OUT) && mkdir -p $(MAN_OUT)
+	.build/debug/generate-manual $(BIN) --multi-page --output-directory $(MAN_OUT)
+
+# The binary, its man pages, shell completions, a default pipeline.json (never overwriting an
+# existing one), an environment file for secrets, the service user and two systemd units.
+# `make install BIN=...` installs a binary built already, without building.
+install: $(if $(filter $(RELEASE_BIN),$(BIN)),release) man
+	install -Dm755 $(BIN) $(DESTDIR)$(BINDIR)/darkroom
+	install -d $(DESTDIR)$(MANDIR)
+	install -m644 $(MAN_OUT)/*.1 $(DESTDIR)$(MANDIR)/
+	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	$(BIN) --generate-completion-script bash > $(DESTDIR)$(BASHCOMPDIR)/darkroom
+	$(BIN) --generate-completion-script zsh > $(DESTDIR)$(ZSHCOMPDIR)/_darkroom
+	$(BIN) --generate-completion-script fish > $(DESTDIR)$(FISHCOMPDIR)/darkroom.fish
+	install -d $(DESTDIR)$(CONFDIR)
+	@[ -e $(DESTDIR)$(CONFDIR)/pipeline.json ] && echo "kept $(DESTDIR)$(CONFDIR)/pipeline.json" \
+	  || install -m644 dist/pipeline.json $(DESTDIR)$(CONFDIR)/pipeline.json
+	@[ -e $(DESTDIR)$(CONFDIR)/darkroom.env ] && echo "kept $(DESTDIR)$(CONFDIR)/darkroom.env" \
+	  || install -m600 dist/darkroom.env $(DESTDIR)$(CONFDIR)/darkroom.env
+	install -Dm644 dist/sysusers.d/darkroom.conf $(DESTDIR)$(SYSUSERSDIR)/darkroom.conf
+	install -d $(DESTDIR)$(UNITDIR)
+	for unit in darkroom darkroom-serve; do \
+	  sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@CONFDIR@|$(CONFDIR)|g' dist/systemd/$$unit.service.in \
+	    > $(DESTDIR)$(UNITDIR)/$$unit.service && chmod 644 $(DESTDIR)$(UNITDIR)/$$unit.service; \
+	done
+
+# Removes what `make install` put in place; the configuration and the secrets stay when they
+# were edited (and the state under /var/lib/darkroom is never touched).
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/darkroom $(DESTDIR)$(MANDIR)/darkroom.1 $(DESTDIR)$(MANDIR)/darkroom.*.1
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/darkroom $(DESTDIR)$(ZSHCOMPDIR)/_darkroom $(DESTDIR)$(FISHCOMPDIR)/darkroom.fish
+	rm -f $(DESTDIR)$(UNITDIR)/darkroom.service $(DESTDIR)$(UNITDIR)/darkroom-serve.service $(DESTDIR)$(SYSUSERSDIR)/darkroom.conf
+	@for file in pipeline.json darkroom.env; do \
+	  if cmp -s dist/$$file $(DESTDIR)$(CONFDIR)/$$file; then rm -f $(DESTDIR)$(CONFDIR)/$$file; \
+	  elif [ -e $(DESTDIR)$(CONFDIR)/$$file ]; then echo "kept $(DESTDIR)$(CONFDIR)/$$file (edited)"; fi; \
+	done
+	-rmdir $(DESTDIR)$(CONFDIR) 2>/dev/null
 
 clean:
 	rm -rf .build run out

@@ -28,6 +28,11 @@ let package = Package(
         .target(name: "CPNG", dependencies: ["CLibPNG"]),
         // Allocator settings for the worker process (glibc's mallopt is not visible to Swift).
         .target(name: "CRuntime"),
+        // The build's commit and date (build_info.h, written by `make buildinfo`) and the C
+        // libraries' versions.
+        .target(name: "CBuildInfo", dependencies: ["CLibJPEG", "CLibPNG"],
+                linkerSettings: [.linkedLibrary("sqlite3")]),
+        .target(name: "BuildInfo", dependencies: ["CBuildInfo"]),
 
         // What kind of failure stopped a photo: the category every error type carries.
         .target(name: "Failures"),
@@ -80,8 +85,8 @@ let package = Package(
         ]),
         // `darkroom serve`: the backend's upload hook and read API over HTTP.
         .target(name: "HTTPService", dependencies: [
-            "Catalog", "Failures", "Imaging", "Ingest", "JSONValues", "Moments", "Operations", "PhotoMetadata", "ServiceSettings",
-            "Settings", "Storage", "Webhooks",
+            "BuildInfo", "Catalog", "Failures", "Imaging", "Ingest", "JSONValues", "Moments", "Operations", "PhotoMetadata", "ServiceSettings",
+            "Settings", "Storage", "Terminal", "Webhooks",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -91,7 +96,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ], exclude: ["openapi.json"]),
         .executableTarget(name: "darkroom", dependencies: [
-            "Catalog", "HTTPService", "Imaging", "Ingest", "JSONValues", "LibraryImport", "Moments", "Operations",
+            "BuildInfo", "Catalog", "HTTPService", "Imaging", "Ingest", "JSONValues", "LibraryImport", "Moments", "Operations",
             "PhotoMetadata", "ServiceSettings", "Settings", "Storage", "Terminal", "Webhooks",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),

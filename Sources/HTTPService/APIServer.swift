@@ -113,6 +113,8 @@ public final class APIServer: Sendable {
         if let dispatcher { services.append(WebhookService(dispatcher: dispatcher, logger: environment.logger)) }
         if let worker { services.append(WorkerService(worker: worker, logger: environment.logger)) }
         services.append(application)
+        // Last, so told first when a shutdown starts: the service manager learns at once.
+        services.append(StoppingNotice())
         return ServiceGroup(services: services, gracefulShutdownSignals: signals, logger: environment.logger)
     }
 

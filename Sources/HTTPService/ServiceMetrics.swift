@@ -1,3 +1,4 @@
+import BuildInfo
 import Catalog
 import Failures
 import Foundation
@@ -56,6 +57,8 @@ public final class ServiceMetrics: Sendable {
     public func render(catalog: Catalog, spool: Spool) -> String {
         let snapshot = state.withLock { $0 }
         var out = Exposition()
+        out.family("darkroom_build_info", .gauge, "The running build: its version and source commit, as `darkroom version` prints them.")
+        out.sample("darkroom_build_info", ["version": BuildInfo.version, "commit": BuildInfo.commit], 1)
         renderCatalog(catalog, into: &out)
 
         let depth = spool.depth()

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BuildInfo
 import Operations
 import Settings
 
@@ -19,7 +20,9 @@ struct Darkroom: AsyncParsableCommand {
         Settings come from --config, else $DARKROOM_CONFIG, else ./pipeline.json, else built-in \
         defaults (the same as the bundled pipeline.json).
         """,
-        subcommands: [Run.self, Serve.self, Import.self, Enqueue.self, Status.self, Retry.self, Inspect.self, Render.self, Places.self, MomentsCommand.self])
+        version: BuildInfo.line,
+        subcommands: [Run.self, Serve.self, Import.self, Enqueue.self, Status.self, Retry.self, Inspect.self, Render.self, Places.self,
+                      MomentsCommand.self, ConfigCommand.self, Version.self])
 }
 
 /// The option every command shares: which configuration to use.

@@ -65,12 +65,21 @@ struct Run: ParsableCommand {
         }
         // A missing secret is one line ("Error: webhooks.urls lists ..."), before any photo is taken.
         let webhooks = try RunWebhooks.start(configuration, catalog: catalog, logger: logger)
-        let signals = StopSignals { worker.stop() }
+        let signals = StopSignals {
+            ServiceManager.notify("STOPPING=1")
+            worker.stop()
+        }
         logger.info("darkroom run", metadata: [
             "spool": "\(configuration.spoolRoot)", "catalog": "\(configuration.catalogPath)",
             "library": "\(configuration.libraryRoot)", "workers": "\(configuration.effectiveConcurrency)",
             "mode": "\(once ? "once" : "daemon")",
         ])
+        // The catalog is open and the spool was created; a spool that cannot be written to would
+        // fail every photo, so it is checked before the service manager is told all is well.
+        guard access(configuration.spoolRoot + "/incoming", W_OK) == 0 else {
+            throw ValidationError("cannot write to \(configuration.spoolRoot)/incoming: \(String(cString: strerror(errno))); check its owner and permissions")
+        }
+        ServiceManager.notify("READY=1\nSTATUS=processing photos from \(configuration.spoolRoot)/incoming")
         let tally = worker.run(RunOptions(once: once, progress: !noProgress && logFormat == .text))
         signals.cancel()
         webhooks?.finish(lastPass: once)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import HTTPService
 import Logging
+import Terminal
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -78,6 +79,8 @@ struct Serve: AsyncParsableCommand {
         let host = configuration.server.host
         try await server.run { port in
             logger.info("darkroom serve", metadata: fields.merging(["address": "http://\(host):\(port)", "port": "\(port)"]) { $1 })
+            // Listening, with the catalog open and the spool created: ready for the service manager.
+            ServiceManager.notify("READY=1\nSTATUS=listening on \(host):\(port)")
         }
         logger.info("darkroom serve stopped")
     }

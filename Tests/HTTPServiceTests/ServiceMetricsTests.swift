@@ -241,3 +241,53 @@ struct ServiceMetricsTests {
         #expect(parsed.value("darkroom_photos_failed_total", ["category": "bad_input"]) == 0)
     }
 }
+
+/// Real runs of `darkroom run --once`: every job's duration is its own, and `/metrics` adds
+/// them up as the catalog does.
+@Suite("Photo durations")
+struct PhotoDurationTests {
+    @Test func everyJobOfARunHasADurationWithinTheRunAndMetricsAgree() throws {
+        let root = NSTemporaryDirectory() + "darkroom-durations-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let incoming = root + "/spool/incoming"
+        try FileManager.default.createDirectory(atPath: incoming, withIntermediateDirectories: true)
+        let photo = try Samples.gpsPhoto()
+        try Data(photo).write(to: URL(fileURLWithPath: incoming + "/a.jpg"))
+        try Data(photo).write(to: URL(fileURLWithPath: incoming + "/again.jpg"))
+        try Data(try Samples.hopper()).write(to: URL(fileURLWithPath: incoming + "/b.jpg"))
+        try Data(photo.prefix(300)).write(to: URL(fileURLWithPath: incoming + "/broken.jpg"))
+        let config = root + "/pipeline.json"
+        try Data("""
+            {"spool": {"root": "\(root)/spool", "settle_seconds": 0}, "library": {"root": "\(root)/library"},
+             "catalog": {"path": "\(root)/catalog.sqlite"}, "worker": {"concurrency": 1}}
+            """.utf8).write(to: URL(fileURLWithPath: config))
+
+        let started = Date().timeIntervalSince1970
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ServeCommandTests.binary)
+        process.arguments = ["run", "--once", "--no-progress", "--config", config]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        let length = (Date().timeIntervalSince1970 - started) * 1000
+        #expect(process.terminationStatus == 1, "one photo failed")
+
+        let catalog = try Catalog(path: root + "/catalog.sqlite")
+        let jobs = try catalog.read { db in
+            try Row.fetchAll(db, sql: "SELECT outcome, duration_ms FROM jobs").map { row -> (outcome: String, ms: Double?) in
+                (row["outcome"], row["duration_ms"])
+            }
+        }
+        #expect(Set(jobs.map(\.outcome)) == ["added", "duplicate", "failed"])
+        for job in jobs {
+            #expect(job.ms.map { $0 >= 0 && $0 <= length } == true, "\(job.outcome): \(job.ms ?? -1) ms within 0...\(length) ms")
+        }
+        let total = try catalog.read { db in try Double.fetchOne(db, sql: "SELECT SUM(duration_ms) FROM jobs") } ?? 0
+        let spool = try Spool(root: root + "/spool", settleSeconds: 0)
+        let parsed = try ServiceMetricsTests.Parsed(ServiceMetrics().render(catalog: catalog, spool: spool))
+        #expect(parsed.value("darkroom_photo_duration_seconds_count") == Double(jobs.count))
+        #expect(abs((parsed.value("darkroom_photo_duration_seconds_sum") ?? -1) - total / 1000) < 1e-6)
+        #expect(parsed.samples.contains { $0.name == "darkroom_build_info" && $0.labels["version"] != nil && $0.labels["commit"] != nil })
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+
+/// What `darkroom config check` and `config show` report: every problem of a configuration
+/// file (not only the first), and each effective setting with where its value came from.
+public struct ConfigurationCheck: Sendable {
+    /// Where one effective value came from.
+    public enum Source: String, Sendable {
+        case file, environment, `default`
+    }
+
+    /// One effective setting.
+    public struct Setting: Sendable {
+        /// The dotted key, as in the README's table (`worker.concurrency`).
+        public var key: String
+        /// The value as JSON text (secrets masked).
+        public var value: String
+        public var source: Source
+    }
+
+    /// The file read, or nil when the built-in defaults stand.
+    public var file: String?
+    /// Why the file is named (`--config`, `$DARKROOM_CONFIG`, `./pipeline.json`).
+    public var fileReason: String?
+    /// Every problem found, each naming its key; empty when the configuration is usable.
+    public var problems: [ConfigurationError]
+    /// The effective settings, in the order of the README's table (only when there is no problem).
+    public var settings: [Setting]
+
+    /// How many problems one check reports at most, so that a file of garbage ends the list.
+    static let problemLimit = 50
+
+    /// Checks the configuration that `path` names (or, with nil, the one Darkroom would read:
+    /// `$DARKROOM_CONFIG`, then `./pipeline.json`, then the defaults).
+    public static func run(path: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> ConfigurationCheck {
+        let chosen = path ?? Configuration.defaultPath(environment: environment)
+        let reason = path != nil ? "--config" : chosen == nil ? nil
+            : environment["DARKROOM_CONFIG"].map { !$0.isEmpty } == true ? "$DARKROOM_CONFIG" : "./pipeline.json"
+        guard let chosen else {
+            return ConfigurationCheck(file: nil, fileReason: nil, problems: [],
+                                      settings: settings(of: .defaults, file: [:], environment: environment))
+        }
+        guard let data = FileManager.default.contents(atPath: chosen) else {
+            let problem = ConfigurationError(file: chosen, key: "", problem: "cannot read the file; check the path (or set DARKROOM_CONFIG)")
+            return ConfigurationCheck(file: chosen, fileReason: reason, problems: [problem], settings: [])
+        }
+        var root: [String: Any]
+        do {
+            _ = try Configuration.parse(data, file: chosen)
+            root = (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
+        } catch {
+            // Every problem, not only the first: set the offending key aside and read again.
+            guard error.key != "", var remaining = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+                return ConfigurationCheck(file: chosen, fileReason: reason, problems: [error], settings: [])
+            }
+            var problems = [error]
+            var key = error.key
+            while problems.count < problemLimit, Self.remove(key, from: &remaining) {
+                do {
+                    var reader = ConfigurationReader(file: chosen)
+                    _ = try reader.read(remaining)
+                    break
+                } catch {
+                    problems.append(error)
+                    key = error.key
+                }
+            }
+            return ConfigurationCheck(file: chosen, fileReason: reason, problems: problems, settings: [])
+        }
+        var reader = ConfigurationReader(file: chosen)
+        let configuration = (try? reader.read(root)) ?? .defaults
+        return ConfigurationCheck(file: chosen, fileReason: reason, problems: [],
+                                  settings: settings(of: configuration, file: root, environment: environment))
+    }
+
+    /// Removes a dotted key (`worker.concurrency`, `variants[2].fit`: the whole list) from a
+    /// JSON object; false when nothing was there to remove.
+    static func remove(_ key: String, from object: inout [String: Any]) -> Bool {
+        var parts = key.split(separator: ".").map(String.init)
+        guard let first = parts.first else { return false }
+        if let bracket = first.firstIndex(of: "[") {
+            // A problem inside a list sets the whole list aside.
+            return object.removeValue(forKey: String(first[..<bracket])) != nil
+        }
+        parts.removeFirst()
+        if parts.isEmpty { return object.removeValue(forKey: first) != nil }
+        guard var inner = object[first] as? [String: Any] else { return object.removeValue(forKey: first) != nil }
+        let removed = remove(parts.joined(separator: "."), from: &inner)
+        object[first] = inner
+        return removed
+    }
+
+    /// Each key of the effective configuration with its value and source.
+    static func settings(of configuration: Configuration, file: [String: Any], environment: [String: String]) -> [Setting] {
+        let secrets: [String: String] = ["server.token": "DARKROOM_API_TOKEN", "webhooks.secret": "DARKROOM_WEBHOOK_SECRET"]
+        return configuration.settingsList().map { key, value in
+            let inFile = Self.value(at: key, in: file).map { !($0 is NSNull) } ?? false
+            if let variable = secrets[key] {
+                let fromEnvironment = !inFile && !(environment[variable] ?? "").isEmpty
+                let isSet = inFile || fromEnvironment
+                return Setting(key: key, value: isSet ? "\"********\"" : "null",
+                               source: inFile ? .file : fromEnvironment ? .environment : .default)
+            }
+            return Setting(key: key, value: value, source: Self.value(at: key, in: file) != nil ? .file : .default)
+        }
+    }
+
+    private static func value(at key: String, in object: [String: Any]) -> Any? {
+        var current: Any? = object
+        for part in key.split(separator: ".") { current = (current as? [String: Any])?[String(part)] }
+        return current
+    }
+}
+
+extension Configuration {
+    /// Every setting as a dotted key and its value as JSON text, in the README's order.
+    func settingsList() -> [(String, String)] {
+        func json(_ value: Any?) -> String {
+            guard let value else { return "null" }
+            // JSONSerialization writes only arrays and objects: a scalar goes in a one-item array.
+            let isCollection = value is [Any] || value is [String: Any]
+            guard let data = try? JSONSerialization.data(withJSONObject: isCollection ? value : [value],
+                                                         options: [.sortedKeys, .withoutEscapingSlashes]) else { return "\(value)" }
+            let text = String(decoding: data, as: UTF8.self)
+            return isCollection ? text : String(text.dropFirst().dropLast())
+        }
+        let recipes = variants.map { recipe -> [String: Any] in
+            ["name": recipe.name, "fit": recipe.fit.rawValue, "width": recipe.width, "height": recipe.height,
+             "format": recipe.format.rawValue, "quality": recipe.quality]
+        }
+        let rules = (try? JSONSerialization.jsonObject(with: JSONEncoder().encode(moments))) as? [String: Any] ?? [:]
+        var list: [(String, String)] = [
+            ("variants", json(recipes)), ("feed_variant", json(feedVariant)),
+            ("imaging.pixel_limit", json(pixelLimit)), ("imaging.background", json(background.hex)), ("imaging.crop", json(crop.rawValue)),
+            // Foundation on Linux names UTC "GMT"; the settings call it UTC.
+            ("metadata.default_time_zone", json(defaultTimeZone.identifier == "GMT" ? "UTC" : defaultTimeZone.identifier)),
+            ("spool.root", json(spoolRoot)), ("spool.settle_seconds", json(settleSeconds)), ("spool.lease_seconds", json(leaseSeconds)),
+            ("spool.scan_interval_seconds", json(scanIntervalSeconds)),
+            ("library.root", json(libraryRoot)), ("library.backup_dir", json(backupDir)),
+            ("catalog.path", json(catalogPath)),
+            ("worker.concurrency", json(concurrency)), ("worker.pixel_budget", json(pixelBudget)),
+            ("worker.photo_timeout_seconds", json(photoTimeoutSeconds)), ("worker.max_attempts", json(maxAttempts)),
+            ("worker.retry_base_seconds", json(retryBaseSeconds)), ("worker.max_recoveries", json(maxRecoveries)),
+        ]
+        list += rules.keys.sorted().map { ("moments." + $0, json(rules[$0])) }
+        list += [
+            ("server.host", json(server.host)), ("server.port", json(server.port)), ("server.token", json(server.token)),
+            ("server.max_upload_bytes", json(server.maxUploadBytes)), ("server.media_base_url", json(server.mediaBaseURL)),
+            ("server.run_workers", json(server.runWorkers)), ("server.upload_threads", json(server.uploadThreads)),
+            ("server.worker_niceness", json(server.workerNiceness)),
+            ("webhooks.urls", json(webhooks.urls)), ("webhooks.secret", json(webhooks.secret)),
+            ("webhooks.timeout_seconds", json(webhooks.timeoutSeconds)), ("webhooks.retry_base_seconds", json(webhooks.retryBaseSeconds)),
+            ("webhooks.retry_max_seconds", json(webhooks.retryMaxSeconds)),
+            ("webhooks.poll_interval_seconds", json(webhooks.pollIntervalSeconds)),
+        ]
+        return list
+    }
+}

@@ -1,0 +1,70 @@
+import ArgumentParser
+import Foundation
+import Settings
+
+/// `darkroom config`: the effective settings, checked and shown without starting anything.
+struct ConfigCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "config",
+        abstract: "Check the configuration, or show the effective settings.",
+        discussion: """
+        Darkroom reads --config, else $DARKROOM_CONFIG, else ./pipeline.json, else its built-in \
+        defaults; DARKROOM_API_TOKEN and DARKROOM_WEBHOOK_SECRET stand in for server.token and \
+        webhooks.secret when the file leaves them null. Run `config check` after every edit: a \
+        typo is found here rather than when the daemon starts.
+        """,
+        subcommands: [Check.self, Show.self])
+
+    struct Check: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Validate the settings and print each effective value with its source.",
+            discussion: """
+            Prints every key with its value and where it came from (file, environment, default); \
+            secrets are masked. Exit 1 with one line per problem, each naming its key, when the \
+            file cannot be used.
+            """)
+        @Option(name: .long, help: ArgumentHelp("The pipeline configuration (JSON).", valueName: "file")) var config: String?
+
+        func run() throws {
+            let check = ConfigurationCheck.run(path: config)
+            guard check.problems.isEmpty else {
+                for problem in check.problems { FileHandle.standardError.write(Data((problem.description + "\n").utf8)) }
+                throw ExitCode(1)
+            }
+            print(check.file.map { "configuration \($0) (\(check.fileReason ?? "--config")): OK" } ?? "no configuration file: the built-in defaults")
+            let width = check.settings.map(\.key.count).max() ?? 0
+            for setting in check.settings {
+                print(setting.key.padding(toLength: width + 2, withPad: " ", startingAt: 0)
+                      + setting.value + "  (\(setting.source.rawValue))")
+            }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the effective settings (secrets masked).",
+            discussion: "With --json, one object: {\"file\", \"settings\": {KEY: {\"value\", \"source\"}}}.")
+        @Option(name: .long, help: ArgumentHelp("The pipeline configuration (JSON).", valueName: "file")) var config: String?
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() throws {
+            let check = ConfigurationCheck.run(path: config)
+            guard check.problems.isEmpty else {
+                for problem in check.problems { FileHandle.standardError.write(Data((problem.description + "\n").utf8)) }
+                throw ExitCode(1)
+            }
+            guard json else {
+                for setting in check.settings { print("\(setting.key) = \(setting.value)") }
+                return
+            }
+            var settings: [String: Any] = [:]
+            for setting in check.settings {
+                let value = (try? JSONSerialization.jsonObject(with: Data(setting.value.utf8), options: .fragmentsAllowed)) ?? NSNull()
+                settings[setting.key] = ["value": value, "source": setting.source.rawValue]
+            }
+            let object: [String: Any] = ["file": check.file ?? NSNull(), "settings": settings]
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+            print(String(decoding: data, as: UTF8.self))
+        }
+    }
+}
