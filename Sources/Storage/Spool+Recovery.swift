@@ -54,8 +54,8 @@ extension Spool {
     }
 
     /// Takes back the claims of workers that died: a claim whose worker process is gone, or
-    /// whose lease (the claimed file's modification time, renewed while it is processed) is older
-    /// than `leaseSeconds`. A claim the catalog already committed (`isCommitted`) is only removed;
+    /// whose lease (the claimed file's change time, set by the claim and renewed while it is
+    /// processed; never the photo's own modification time) is older than `leaseSeconds`. A claim the catalog already committed (`isCommitted`) is only removed;
     /// any other goes back into `incoming/` and its recovery is counted, so that a photo that
     /// kills its worker every time ends in `failed/` instead of looping.
     public func recover(leaseSeconds: Double, except me: WorkerIdentity, now: Date = Date(),
@@ -74,7 +74,7 @@ extension Spool {
             for relative in photos.sorted() {
                 let path = base + "/" + relative
                 guard let status = FileSystem.status(path) else { continue }
-                let expired = now.timeIntervalSince1970 - status.modified > leaseSeconds
+                let expired = now.timeIntervalSince1970 - status.changed > leaseSeconds
                 guard ownerDead || expired else { continue }
                 if isCommitted(path) {
                     unlink(path)

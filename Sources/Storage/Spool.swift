@@ -83,6 +83,10 @@ public struct Spool: Sendable {
             if errno == ENOENT { return nil }
             throw .current("claim", source)
         }
+        // The lease starts now: the claimed file's change time, which the rename sets and
+        // `renew` moves on; never the photo's own modification time, which a producer may
+        // have kept from long ago (cp -p, rsync -t, a camera card).
+        Self.markLeased(destination)
         var sidecarPath: String?
         if rename(source + ".json", destination + ".json") == 0 {
             sidecarPath = destination + ".json"
@@ -93,7 +97,16 @@ public struct Spool: Sendable {
 
     /// Renews a claim's lease, so that other workers see it is alive.
     public func renew(_ claim: Claim) {
-        utimes(claim.path, nil)
+        Self.markLeased(claim.path)
+    }
+
+    /// Sets a claimed file's change time (ctime) to now without touching its modification
+    /// time, which stays the photo's own (the capture time's last resort): a chmod to the mode
+    /// it already has. The change time is what leases are measured by.
+    static func markLeased(_ path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return }
+        chmod(path, info.st_mode & 0o7777)
     }
 
     /// Removes a photo whose result the catalog has committed.

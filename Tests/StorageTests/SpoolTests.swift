@@ -96,6 +96,24 @@ struct SpoolTests {
         #expect(spool.recover(leaseSeconds: 60, except: .current, now: later) { _ in false } == [.requeued("slow.jpg")])
     }
 
+    @Test func aLeaseIsMeasuredFromTheClaimNotFromThePhotosOwnTime() throws {
+        let spool = try makeSpool()
+        try put("old.jpg", in: spool)
+        // A producer that keeps file times (cp -p, rsync -t): the photo says it is a day old.
+        let dayAgo = Date().addingTimeInterval(-86_400)
+        try FileManager.default.setAttributes([.modificationDate: dayAgo], ofItemAtPath: spool.incoming + "/old.jpg")
+        let other = WorkerIdentity(host: "another-host", pid: 42)
+        let claim = try #require(try spool.claim("old.jpg", worker: other.name))
+        #expect(spool.recover(leaseSeconds: 60, except: .current) { _ in false }.isEmpty, "a fresh claim is live")
+        spool.renew(claim)
+        #expect(spool.recover(leaseSeconds: 60, except: .current) { _ in false }.isEmpty, "a renewed claim is live")
+        // The photo's own time is kept for its metadata: only the lease moved.
+        let modified = try #require(FileSystem.status(claim.path)?.modified)
+        #expect(abs(modified - dayAgo.timeIntervalSince1970) < 1)
+        let later = Date().addingTimeInterval(61)
+        #expect(spool.recover(leaseSeconds: 60, except: .current, now: later) { _ in false } == [.requeued("old.jpg")])
+    }
+
     @Test func enqueueWritesTheSidecarFirstAndNeverOverwrites() throws {
         let spool = try makeSpool()
         let first = try spool.enqueue(bytes: Array("one".utf8), name: "/some/where/IMG_1.jpg", sidecar: Array("{\"author_id\":\"u1\"}".utf8))
