@@ -83,10 +83,12 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // `multipart/form-data` read as it streams in, with limits checked as the bytes arrive.
+        .target(name: "Multipart"),
         // `darkroom serve`: the backend's upload hook and read API over HTTP.
         .target(name: "HTTPService", dependencies: [
             "BuildInfo", "Catalog", "Failures", "Imaging", "Ingest", "JSONValues", "Moments", "Operations", "PhotoMetadata", "ServiceSettings",
-            "Settings", "Storage", "Terminal", "Webhooks",
+            "Multipart", "Settings", "Storage", "Terminal", "Webhooks",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -126,6 +128,7 @@ let package = Package(
             "LibraryImport", "Catalog", "Failures", "Ingest", "PhotoMetadata", "Settings", "Storage",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        .testTarget(name: "MultipartTests", dependencies: ["Multipart"]),
         .testTarget(name: "WebhooksTests", dependencies: [
             "Webhooks", "Catalog", "ServiceSettings",
             .product(name: "Crypto", package: "swift-crypto"),

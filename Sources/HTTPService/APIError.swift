@@ -1,6 +1,7 @@
 import Catalog
 import Foundation
 import Hummingbird
+import Multipart
 import Moments
 import Operations
 import Storage

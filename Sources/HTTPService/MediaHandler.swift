@@ -1,6 +1,7 @@
 import Foundation
 import Imaging
 import Hummingbird
+import Multipart
 import Storage
 
 /// `GET /v1/media/variants/{variant}/{shard1}/{shard2}/{file}`: a variant file of the library.

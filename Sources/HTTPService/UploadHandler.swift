@@ -2,6 +2,7 @@ import Catalog
 import Foundation
 import Imaging
 import Hummingbird
+import Multipart
 import NIOCore
 import Operations
 

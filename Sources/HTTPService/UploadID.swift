@@ -1,3 +1,4 @@
+import Multipart
 import Foundation
 
 /// Upload ids: 32 random hexadecimal digits, also the photo's name in the spool (`<id>.jpg`),

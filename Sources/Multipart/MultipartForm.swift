@@ -1,9 +1,9 @@
 /// A `multipart/form-data` body (RFC 7578) held whole: the parts in order, each with its name,
 /// its file name if any, and its content. Uploads do not build one (they stream the body through
 /// `MultipartStream`); it is the stream's parts collected, for small forms and tests.
-struct MultipartForm: Sendable, Equatable {
+public struct MultipartForm: Sendable, Equatable {
     /// One part of the form.
-    struct Part: Sendable, Equatable {
+    public struct Part: Sendable, Equatable {
         /// The `name` of its Content-Disposition.
         var name: String
         /// The `filename`, for a file part.
@@ -15,7 +15,7 @@ struct MultipartForm: Sendable, Equatable {
     }
 
     /// Why a body is not a form that can be read.
-    enum Problem: Error, Equatable, CustomStringConvertible {
+    public enum Problem: Error, Equatable, CustomStringConvertible {
         /// The Content-Type names no boundary.
         case noBoundary
         /// The body does not hold the boundary where a part should start or end.
@@ -23,7 +23,7 @@ struct MultipartForm: Sendable, Equatable {
         /// The form passes one of `MultipartStream.Limits` (answered 413).
         case tooMany(String)
 
-        var description: String {
+        public var description: String {
             switch self {
             case .noBoundary: "multipart/form-data without a boundary parameter in its Content-Type"
             case .malformed(let reason): "malformed multipart/form-data body: \(reason)"
@@ -33,11 +33,11 @@ struct MultipartForm: Sendable, Equatable {
     }
 
     /// The parts, in order.
-    var parts: [Part]
+    public var parts: [Part]
 
     /// The boundary of a `multipart/form-data` Content-Type; nil for any other type.
     /// Throws when it is multipart/form-data without a usable boundary.
-    static func boundary(contentType: String?) throws(Problem) -> String? {
+    public static func boundary(contentType: String?) throws(Problem) -> String? {
         guard let contentType else { return nil }
         let parameters = contentType.split(separator: ";").map { $0.trimmingSpaces }
         guard let type = parameters.first, type.lowercased() == "multipart/form-data" else { return nil }
@@ -54,7 +54,7 @@ struct MultipartForm: Sendable, Equatable {
     }
 
     /// Parses `body` delimited by `boundary`.
-    init(body: [UInt8], boundary: String, limits: MultipartStream.Limits = .upload) throws(Problem) {
+    public init(body: [UInt8], boundary: String, limits: MultipartStream.Limits = .upload) throws(Problem) {
         var stream = MultipartStream(boundary: boundary, limits: limits)
         var parts: [Part] = []
         do {
@@ -76,5 +76,5 @@ struct MultipartForm: Sendable, Equatable {
     }
 
     /// The first part named `name`.
-    func part(named name: String) -> Part? { parts.first { $0.name == name } }
+    public func part(named name: String) -> Part? { parts.first { $0.name == name } }
 }

@@ -1,5 +1,5 @@
 import Testing
-@testable import HTTPService
+@testable import Multipart
 
 @Suite("multipart/form-data")
 struct MultipartFormTests {

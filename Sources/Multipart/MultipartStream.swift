@@ -16,21 +16,23 @@ import Darwin
 /// non-Sendable class driven by callbacks, so every limit here would still have to be kept
 /// outside it, one callback late. This parser is the state machine those limits need, and
 /// finds delimiters with memchr rather than byte by byte.
-struct MultipartStream {
+public struct MultipartStream {
     /// How much one form may hold.
-    struct Limits: Sendable, Equatable {
+    public struct Limits: Sendable, Equatable {
         /// Parts in one form: a photo and every field of an upload, with room to spare.
-        var parts = 16
+        public var parts = 16
         /// The header block of one part (its Content-Disposition and Content-Type lines).
-        var headerBytes = 4096
+        public var headerBytes = 4096
         /// The padding and preamble skipped before the first part.
-        var preambleBytes = 4096
+        public var preambleBytes = 4096
 
-        static let upload = Limits()
+        public static let upload = Limits()
+
+        public init() {}
     }
 
     /// What the parser found in the bytes fed so far.
-    enum Event: Equatable {
+    public enum Event: Equatable {
         /// A part begins, with its headers.
         case partStarted(name: String, fileName: String?, contentType: String?)
         /// Bytes of the current part's content.
@@ -39,7 +41,7 @@ struct MultipartStream {
         case partEnded
     }
 
-    typealias Problem = MultipartForm.Problem
+    public typealias Problem = MultipartForm.Problem
 
     private enum State {
         case preamble, afterDelimiter, headers, content, epilogue
@@ -53,7 +55,7 @@ struct MultipartStream {
     private var preambleSeen = 0
 
     /// A parser for parts delimited by `boundary`.
-    init(boundary: String, limits: Limits = .upload) {
+    public init(boundary: String, limits: Limits = .upload) {
         delimiter = Self.crlf + Array("--\(boundary)".utf8)
         self.limits = limits
         // The first delimiter may open the body with no line end before it.
@@ -61,7 +63,7 @@ struct MultipartStream {
     }
 
     /// Feeds the next bytes of the body, calling `handle` for each event they complete.
-    mutating func feed(_ bytes: some Sequence<UInt8>, _ handle: (Event) throws -> Void) throws {
+    public mutating func feed(_ bytes: some Sequence<UInt8>, _ handle: (Event) throws -> Void) throws {
         guard state != .epilogue else { return }
         buffer.append(contentsOf: bytes)
         var start = 0
@@ -133,7 +135,7 @@ struct MultipartStream {
     }
 
     /// Checks the body ended with the closing delimiter.
-    func finish() throws(Problem) {
+    public func finish() throws(Problem) {
         switch state {
         case .epilogue: return
         case .preamble: throw .malformed("the boundary never appears")
