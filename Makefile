@@ -5,6 +5,8 @@ SWIFT ?= swift
 DEBS := pkg-config libjpeg62-turbo-dev libpng-dev libexif-dev libsqlite3-dev
 # Only the benchmark needs these: vipsthumbnail is its point of comparison.
 BENCH_DEBS := libvips-tools
+# Only `make fuzz` needs these.
+FUZZ_DEBS := python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 RELEASE_BIN := .build/release/darkroom
 
@@ -24,21 +26,22 @@ BIN ?= $(RELEASE_BIN)
 BUILD_INFO := Sources/CBuildInfo/build_info.h
 MAN_OUT := .build/man
 
-.PHONY: deps bench-deps buildinfo build release run test bench clean install uninstall man
+.PHONY: deps bench-deps buildinfo build release run test bench fuzz clean install uninstall man
+
+# Installs those of the Debian packages $(1) that are missing ($(2) names the step).
+define install_missing
+	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make $(2): installing$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
+	fi
+endef
 
 deps:
-	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "make deps: installing$$missing"; \
-	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
-	fi
+	$(call install_missing,$(DEBS),deps)
 
 bench-deps: deps
-	@missing=""; for p in $(BENCH_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "make bench-deps: installing$$missing"; \
-	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
-	fi
+	$(call install_missing,$(BENCH_DEBS),bench-deps)
 
 # The commit and date `darkroom --version` prints, and libexif's version (which the library
 # cannot tell at run time). Rewritten only when the commit changes, so a rebuild of the same
@@ -118,6 +121,13 @@ uninstall:
 	  elif [ -e $(DESTDIR)$(CONFDIR)/$$file ]; then echo "kept $(DESTDIR)$(CONFDIR)/$$file (edited)"; fi; \
 	done
 	-rmdir $(DESTDIR)$(CONFDIR) 2>/dev/null
+
+# Mutation fuzzing of the decoders through `darkroom inspect` and `render` (fuzz/fuzz.py) for a
+# fixed budget; FUZZ_SECONDS=3600 for a longer run, FUZZ_CORPUS=DIR to add seed photos.
+FUZZ_SECONDS ?= 300
+fuzz: release
+	$(call install_missing,$(FUZZ_DEBS),fuzz)
+	python3 fuzz/fuzz.py --binary $(RELEASE_BIN) --seconds $(FUZZ_SECONDS) $(if $(FUZZ_CORPUS),--corpus $(FUZZ_CORPUS))
 
 clean:
 	rm -rf .build run out

@@ -24,10 +24,11 @@ let package = Package(
         .systemLibrary(name: "CLibPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CEXIF", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
         // Thin C layers: libjpeg and libpng report errors by longjmp, which must never cross a Swift frame.
-        .target(name: "CJPEG", dependencies: ["CLibJPEG"]),
-        .target(name: "CPNG", dependencies: ["CLibPNG"]),
+        .target(name: "CJPEG", dependencies: ["CLibJPEG", "CDeadline"]),
+        .target(name: "CPNG", dependencies: ["CLibPNG", "CDeadline"]),
         // Allocator settings for the worker process (glibc's mallopt is not visible to Swift).
         .target(name: "CRuntime"),
+        .target(name: "CDeadline"),
         // The build's commit and date (build_info.h, written by `make buildinfo`) and the C
         // libraries' versions.
         .target(name: "CBuildInfo", dependencies: ["CLibJPEG", "CLibPNG"],
@@ -38,7 +39,7 @@ let package = Package(
         .target(name: "Failures"),
         // One JSON value type: sidecars are read into it, outbox payloads are written from it.
         .target(name: "JSONValues"),
-        .target(name: "Imaging", dependencies: ["CJPEG", "CPNG", "Failures"]),
+        .target(name: "Imaging", dependencies: ["CJPEG", "CPNG", "CDeadline", "Failures"]),
         .target(name: "PhotoMetadata", dependencies: [
             "CEXIF", "Failures", "JSONValues",
             .product(name: "Crypto", package: "swift-crypto"),
@@ -90,6 +91,7 @@ let package = Package(
             "BuildInfo", "Catalog", "Failures", "Imaging", "Ingest", "JSONValues", "Moments", "Operations", "PhotoMetadata", "ServiceSettings",
             "Multipart", "Settings", "Storage", "Terminal", "Webhooks",
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -110,7 +112,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
 
-        .testTarget(name: "ImagingTests", dependencies: ["Imaging", "SeededRandom"]),
+        .testTarget(name: "ImagingTests", dependencies: ["Imaging", "Failures", "SeededRandom"]),
         .testTarget(name: "PhotoMetadataTests", dependencies: ["PhotoMetadata", "SeededRandom"]),
         .testTarget(name: "MomentsTests", dependencies: ["Moments", "SeededRandom"]),
         .testTarget(name: "CatalogTests", dependencies: [

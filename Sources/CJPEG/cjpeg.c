@@ -3,6 +3,7 @@
  * See include/cjpeg.h for the contract.
  */
 #include "cjpeg.h"
+#include "cdeadline.h"
 
 #include <setjmp.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@ typedef struct {
     jmp_buf jump;
     dr_jpeg_status *status;
     int truncated;
+    int past_deadline;
 } dr_error_mgr;
 
 static void dr_copy_message(j_common_ptr cinfo, char *buffer) {
@@ -60,6 +62,19 @@ static void dr_emit_message(j_common_ptr cinfo, int msg_level) {
 
 static void dr_output_message(j_common_ptr cinfo) { (void)cinfo; }
 
+/*
+ * libjpeg calls this once per scanline call and once per row of MCUs while it reads the scans
+ * of a progressive file: the thread's deadline (cdeadline.h) is checked there, and a decode
+ * past it jumps out like an error.
+ */
+static void dr_progress(j_common_ptr cinfo) {
+    if (!darkroom_past_deadline()) return;
+    dr_error_mgr *err = (dr_error_mgr *)cinfo->err;
+    err->past_deadline = 1;
+    snprintf(err->status->message, DR_JPEG_MESSAGE_MAX, "decoding stopped at the photo's deadline");
+    longjmp(err->jump, 1);
+}
+
 static void dr_status_reset(dr_jpeg_status *status) {
     status->code = DR_JPEG_OK;
     status->library_code = -1;
@@ -75,6 +90,7 @@ static void dr_install_errors(dr_error_mgr *err, dr_jpeg_status *status) {
     err->base.output_message = dr_output_message;
     err->status = status;
     err->truncated = 0;
+    err->past_deadline = 0;
 }
 
 static void dr_fill_info(const struct jpeg_decompress_struct *cinfo, dr_jpeg_info *info) {
@@ -90,6 +106,7 @@ static void dr_fill_info(const struct jpeg_decompress_struct *cinfo, dr_jpeg_inf
 
 /* Classifies a failure after the jump: truncation, precision, zero size or plain corruption. */
 static int dr_failure_code(const dr_error_mgr *err, const struct jpeg_decompress_struct *cinfo) {
+    if (err->past_deadline) return DR_JPEG_PAST_DEADLINE;
     if (err->truncated || err->base.msg_code == JERR_INPUT_EOF || err->base.msg_code == JERR_INPUT_EMPTY)
         return DR_JPEG_TRUNCATED;
     if (err->base.msg_code == JERR_BAD_PRECISION) return DR_JPEG_UNSUPPORTED_PRECISION;
@@ -113,6 +130,26 @@ static long dr_memory_bound(uint64_t pixel_limit) {
     if (bound != 0 && bound < floor_bytes) bound = floor_bytes;
     if (bound > (uint64_t)0x7fffffff * 16) bound = (uint64_t)0x7fffffff * 16;
     return (long)bound;
+}
+
+/*
+ * Bytes of coefficients libjpeg holds for the whole image when the file has several scans
+ * (progressive, or a multi-scan baseline): 64 coefficients of 2 bytes per block per component,
+ * allocated (and zeroed) before any row is output, whatever the file's own size. Zero for a
+ * single-scan file, which is decoded a band of rows at a time.
+ */
+static uint64_t dr_coefficient_bytes(struct jpeg_decompress_struct *cinfo) {
+    if (!jpeg_has_multiple_scans(cinfo)) return 0;
+    uint64_t total = 0;
+    const uint64_t max_h = (uint64_t)cinfo->max_h_samp_factor * DCTSIZE, max_v = (uint64_t)cinfo->max_v_samp_factor * DCTSIZE;
+    for (int i = 0; i < cinfo->num_components; i++) {
+        const jpeg_component_info *c = &cinfo->comp_info[i];
+        const uint64_t blocks_wide = ((uint64_t)cinfo->image_width * c->h_samp_factor + max_h - 1) / max_h;
+        const uint64_t blocks_high = ((uint64_t)cinfo->image_height * c->v_samp_factor + max_v - 1) / max_v;
+        /* Rounded up to whole MCU rows and columns, as libjpeg allocates them. */
+        total += (blocks_wide + c->h_samp_factor) * (blocks_high + c->v_samp_factor) * DCTSIZE2 * sizeof(JCOEF);
+    }
+    return total;
 }
 
 static int dr_read_header(struct jpeg_decompress_struct *cinfo, const uint8_t *data, size_t size) {
@@ -210,6 +247,10 @@ int dr_jpeg_decode(const uint8_t *data, size_t size, int scale_num, uint64_t pix
     }
     jpeg_create_decompress(&cinfo);
     cinfo.mem->max_memory_to_use = dr_memory_bound(pixel_limit);
+    struct jpeg_progress_mgr progress;
+    memset(&progress, 0, sizeof(progress));
+    progress.progress_monitor = dr_progress;
+    cinfo.progress = &progress;
     if (dr_read_header(&cinfo, data, size) != JPEG_HEADER_OK) {
         snprintf(status->message, DR_JPEG_MESSAGE_MAX, "JPEG datastream contains no image");
         status->code = DR_JPEG_CORRUPT;
@@ -221,6 +262,19 @@ int dr_jpeg_decode(const uint8_t *data, size_t size, int scale_num, uint64_t pix
         status->code = DR_JPEG_TOO_MANY_PIXELS;
         jpeg_destroy_decompress(&cinfo);
         return status->code;
+    }
+    {
+        const uint64_t needed = dr_coefficient_bytes(&cinfo);
+        const uint64_t ceiling = pixel_limit * DR_JPEG_COEFFICIENT_BYTES_PER_PIXEL;
+        if (pixel_limit != 0 && needed > ceiling) {
+            snprintf(status->message, DR_JPEG_MESSAGE_MAX,
+                     "a %ux%u multi-scan (progressive) JPEG needs %llu MB of coefficient memory, above the ceiling of %llu MB",
+                     cinfo.image_width, cinfo.image_height, (unsigned long long)(needed >> 20),
+                     (unsigned long long)(ceiling >> 20));
+            status->code = DR_JPEG_OVER_MEMORY_CEILING;
+            jpeg_destroy_decompress(&cinfo);
+            return status->code;
+        }
     }
     {
         JOCTET *profile = NULL;

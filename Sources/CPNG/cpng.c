@@ -3,6 +3,7 @@
  * See include/cpng.h for the contract.
  */
 #include "cpng.h"
+#include "cdeadline.h"
 
 #include <setjmp.h>
 #include <stdio.h>
@@ -20,6 +21,10 @@
 
 /* Zero bytes the reader may invent past the end before it calls the file truncated. */
 #define DR_PNG_PADDING_MAX 65536u
+/* Compressed bytes libpng may read once the last row is being read. The last row of a real
+   file needs a few kilobytes at most; past the row, libpng would inflate whatever image data
+   remains (a zlib bomb: gigabytes of output from a few megabytes) only to discard it. */
+#define DR_PNG_LAST_ROW_INPUT_MAX (1u << 20)
 
 /* The input as a cursor, plus the status that the callbacks fill. */
 typedef struct {
@@ -33,6 +38,10 @@ typedef struct {
     int final_row;
     /* Set when the reader stopped libpng after the last row. */
     int complete;
+    /* Compressed bytes read since the last row began. */
+    size_t after_final;
+    /* Set when the thread's deadline passed while reading. */
+    int past_deadline;
     dr_png_status *status;
 } dr_png_reader;
 
@@ -47,6 +56,19 @@ static void dr_png_read(png_structp png, png_bytep out, size_t length) {
     dr_png_reader *reader = (dr_png_reader *)png_get_io_ptr(png);
     const size_t available = reader->size - reader->offset;
     const size_t copied = length < available ? length : available;
+    /* Each read is at most 8 KiB of compressed data: the deadline is checked that often. */
+    if (darkroom_past_deadline()) {
+        reader->past_deadline = 1;
+        snprintf(reader->status->message, DR_PNG_MESSAGE_MAX, "decoding stopped at the photo's deadline");
+        png_longjmp(png, 1);
+    }
+    if (reader->final_row) {
+        reader->after_final += length;
+        if (reader->after_final > DR_PNG_LAST_ROW_INPUT_MAX) {
+            reader->complete = 1;
+            png_longjmp(png, 1);
+        }
+    }
     memcpy(out, reader->data + reader->offset, copied);
     reader->offset += copied;
     if (copied < length) {
@@ -148,7 +170,7 @@ static void dr_fill_info(png_structp png, png_infop info_ptr, dr_png_info *info)
 
 int dr_png_probe(const uint8_t *data, size_t size, uint64_t pixel_limit,
                  dr_png_info *info, dr_png_status *status) {
-    dr_png_reader reader = {data, size, 0, 0, 0, 0, status};
+    dr_png_reader reader = {data, size, 0, 0, 0, 0, 0, 0, status};
     png_structp png = NULL;
     png_infop info_ptr = NULL;
 
@@ -166,7 +188,7 @@ int dr_png_probe(const uint8_t *data, size_t size, uint64_t pixel_limit,
         return status->code = DR_PNG_NO_MEMORY;
     }
     if (setjmp(png_jmpbuf(png))) {
-        status->code = reader.padded ? DR_PNG_TRUNCATED : DR_PNG_CORRUPT;
+        status->code = reader.past_deadline ? DR_PNG_PAST_DEADLINE : reader.padded ? DR_PNG_TRUNCATED : DR_PNG_CORRUPT;
         png_destroy_read_struct(&png, &info_ptr, NULL);
         return status->code;
     }
@@ -210,7 +232,7 @@ static int dr_png_finish(png_structp *png, png_infop *info_ptr, uint8_t *pixels,
 
 int dr_png_decode(const uint8_t *data, size_t size, uint64_t pixel_limit, uint32_t background_rgb,
                   dr_png_info *info, dr_png_image *image, dr_png_status *status) {
-    dr_png_reader reader = {data, size, 0, 0, 0, 0, status};
+    dr_png_reader reader = {data, size, 0, 0, 0, 0, 0, 0, status};
     png_structp png = NULL;
     png_infop info_ptr = NULL;
     uint8_t *volatile pixels = NULL;
@@ -237,7 +259,7 @@ int dr_png_decode(const uint8_t *data, size_t size, uint64_t pixel_limit, uint32
             status->message[0] = 0;
             return dr_png_finish(&png, &info_ptr, pixels, rows, icc, background_rgb, image, status);
         }
-        status->code = reader.padded ? DR_PNG_TRUNCATED : DR_PNG_CORRUPT;
+        status->code = reader.past_deadline ? DR_PNG_PAST_DEADLINE : reader.padded ? DR_PNG_TRUNCATED : DR_PNG_CORRUPT;
         free(pixels);
         free(rows);
         free(icc);

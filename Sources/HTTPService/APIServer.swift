@@ -1,6 +1,7 @@
 import Catalog
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import NIOPosix
@@ -99,9 +100,15 @@ public final class APIServer: Sendable {
     /// then the workers.
     func serviceGroup(signals: [UnixSignal], onListening: @escaping @Sendable (_ port: Int) async -> Void) -> ServiceGroup {
         let settings = configuration.server
+        let http = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [RequestHeadTimeoutHandler(timeout: .nanoseconds(Int64(settings.headerTimeoutSeconds * 1e9)))],
+            idleTimeout: .nanoseconds(Int64(settings.idleTimeoutSeconds * 1e9)))
         let application = Application(
             router: makeRouter(),
-            configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "darkroom"),
+            server: .http1(configuration: http),
+            configuration: ApplicationConfiguration(
+                address: .hostname(settings.host, port: settings.port), serverName: "darkroom",
+                availableConnectionsDelegate: MaximumAvailableConnections(settings.maxConnections, logger: environment.logger)),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? settings.port) },
             logger: environment.logger)
         // First in the list, so stopped last: after the server has answered its last upload.

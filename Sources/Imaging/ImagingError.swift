@@ -25,6 +25,11 @@ public enum ImagingError: CategorizedError, CustomStringConvertible, Equatable {
     case outOfMemory(width: Int, height: Int)
     /// The encoder refused to write a variant.
     case encodeFailed(variant: String, detail: String)
+    /// Decoding would need more memory than the per-photo ceiling (a progressive JPEG's
+    /// whole-image coefficient buffers); the associated text names the sizes.
+    case overMemoryCeiling(detail: String)
+    /// The thread's deadline (`Deadline.during`) passed: the work was stopped where it was.
+    case pastDeadline
 
     /// One line: what is wrong and what to do.
     public var description: String {
@@ -52,6 +57,10 @@ public enum ImagingError: CategorizedError, CustomStringConvertible, Equatable {
             return "not enough memory to decode \(width)×\(height) pixels; lower the worker count or the pixel limit"
         case .encodeFailed(let variant, let detail):
             return "could not encode variant '\(variant)' (\(detail))"
+        case .overMemoryCeiling(let detail):
+            return "\(detail); refused as a possible decompression bomb (re-save it as a baseline JPEG, or raise imaging.pixel_limit if it is genuine)"
+        case .pastDeadline:
+            return "decoding was stopped at the photo's deadline"
         }
     }
 
@@ -60,7 +69,8 @@ public enum ImagingError: CategorizedError, CustomStringConvertible, Equatable {
         switch self {
         case .emptyFile, .truncated, .corrupt, .zeroSize: .badInput
         case .notAnImage, .unsupportedPrecision: .unsupportedFormat
-        case .tooManyPixels, .outOfMemory: .tooLarge
+        case .tooManyPixels, .outOfMemory, .overMemoryCeiling: .tooLarge
+        case .pastDeadline: .timeout
         case .invalidRecipe, .invalidColour: .configuration
         case .encodeFailed: .internal
         }

@@ -93,6 +93,10 @@ enum JPEGCodec {
             throw ImagingError.unsupportedPrecision(bits: Int(info.precision))
         case DR_JPEG_NO_MEMORY.rawValue:
             throw ImagingError.outOfMemory(width: width, height: height)
+        case DR_JPEG_PAST_DEADLINE.rawValue:
+            throw ImagingError.pastDeadline
+        case DR_JPEG_OVER_MEMORY_CEILING.rawValue:
+            throw ImagingError.overMemoryCeiling(detail: message(&status, fallback: "a progressive JPEG of \(width)×\(height) pixels needs too much memory"))
         default:
             throw ImagingError.corrupt(format: .jpeg, detail: message(&status, fallback: "libjpeg error \(code)"))
         }

@@ -62,6 +62,8 @@ enum PNGCodec {
             throw ImagingError.zeroSize(width: width, height: height)
         case DR_PNG_NO_MEMORY.rawValue:
             throw ImagingError.outOfMemory(width: width, height: height)
+        case DR_PNG_PAST_DEADLINE.rawValue:
+            throw ImagingError.pastDeadline
         default:
             let text = withUnsafeBytes(of: &status.message) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)

@@ -67,6 +67,7 @@ struct Renderer {
         case .png:
             (info, decoded) = try PNGCodec.decode(bytes, pixelLimit: limit, background: options.background)
         }
+        try Deadline.check()
         let decodedWidth = decoded.raster.width, decodedHeight = decoded.raster.height
         let iccProfile = decoded.iccProfile
         // The stored-orientation raster is not used after this (ARC frees it unless it is `upright` itself).
@@ -88,6 +89,7 @@ struct Renderer {
             let plan = plans[index]
             let window = plan.crop ?? CropRect(x: 0, y: 0, width: displayWidth, height: displayHeight)
             let source = Self.source(for: plan, window: window, among: sources)
+            try Deadline.check()
             let raster = try Resampler.resample(
                 source.raster,
                 windowX: Double(window.x) * source.ratioX, windowY: Double(window.y) * source.ratioY,

@@ -71,10 +71,18 @@ public struct PhotoProcessor: Sendable {
         // and a bomb is refused by the pixel limit inside render, before any allocation.
         let info = try Imaging.probe(bytes)
         let pixels = info.width * info.height
-        let rendered = try budget.withPixels(pixels) {
-            try Imaging.render(bytes, recipes: configuration.variants,
-                               options: configuration.renderOptions(orientation: metadata.orientation,
-                                                                    focalPoint: metadata.focalPoint.map { FocalPoint(x: $0.x, y: $0.y) }))
+        let rendered: RenderResult
+        do {
+            // The decoders stop at the deadline themselves: a photo past it is stopped, not waited for.
+            rendered = try budget.withPixels(pixels) {
+                try Deadline.during(deadline) {
+                    try Imaging.render(bytes, recipes: configuration.variants,
+                                       options: configuration.renderOptions(orientation: metadata.orientation,
+                                                                            focalPoint: metadata.focalPoint.map { FocalPoint(x: $0.x, y: $0.y) }))
+                }
+            }
+        } catch ImagingError.pastDeadline {
+            throw timedOut
         }
         try checkDeadline(deadline)
 
@@ -104,8 +112,10 @@ public struct PhotoProcessor: Sendable {
     }
 
     private func checkDeadline(_ deadline: Date) throws {
-        if Date() > deadline {
-            throw ProcessingFailure.permanent("took longer than \(Int(configuration.photoTimeoutSeconds)) s (worker.photo_timeout_seconds); raise the limit to process it", .timeout)
-        }
+        if Date() > deadline { throw timedOut }
+    }
+
+    private var timedOut: ProcessingFailure {
+        .permanent("took longer than \(String(format: "%g", configuration.photoTimeoutSeconds)) s (worker.photo_timeout_seconds) and was stopped; raise the limit to process it", .timeout)
     }
 }

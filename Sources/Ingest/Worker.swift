@@ -162,6 +162,10 @@ public final class Worker: Sendable {
         }
         queue.holding(claim)
         let started = Date()
+        // Checked on the claimed entry itself: a link is never followed, a FIFO never opened.
+        if let refusal = EntryKind(at: claim.path).refusal {
+            return fail(claim, ProcessingFailure.permanent(refusal, .badInput), attempts: 1, started: started)
+        }
         if claim.recoveries > configuration.maxRecoveries {
             return fail(claim, ProcessingFailure.permanent("a worker stopped while processing this photo \(claim.recoveries) times; it may crash the decoder; check the file", .crashed), attempts: claim.recoveries, started: started)
         }

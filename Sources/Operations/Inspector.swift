@@ -71,6 +71,11 @@ public struct Inspector: Sendable {
 
     private func load(_ path: String) throws(PhotoError) -> ([UInt8], Sidecar?) {
         let bytes: [UInt8]
+        // Named by its kind when it is not a file: a FIFO is refused without waiting for a writer.
+        let kind = EntryKind(following: path)
+        if kind != .regular, kind != .missing {
+            throw PhotoError(file: path, reason: "is \(kind.noun), not a photo file; give the path of a JPEG or PNG file")
+        }
         do { bytes = try FileSystem.read(path) } catch {
             throw PhotoError(file: path, reason: "cannot read (\(String(cString: strerror(error.code)))); check the path")
         }

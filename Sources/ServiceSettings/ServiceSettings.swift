@@ -23,11 +23,20 @@ public struct ServerSettings: Sendable, Equatable {
     /// (0 to 19) for their threads alone: with both cores rendering, the threads that accept
     /// uploads and answer the API still run at once. 0 leaves the workers at the same priority.
     public var workerNiceness: Int
+    /// Seconds a new connection has to send a whole request head (line and headers); one that
+    /// sends nothing, or its headers a byte at a time, is closed after this.
+    public var headerTimeoutSeconds: Double
+    /// Seconds without a byte read after which a connection is closed: one left idle between
+    /// requests, or a request body that stops arriving. A request being answered is not cut.
+    public var idleTimeoutSeconds: Double
+    /// Connections open at once; past this the server stops accepting (new ones wait in the
+    /// kernel's queue) until one closes, so that slow clients cannot exhaust memory or files.
+    public var maxConnections: Int
 
     /// The defaults, identical to the bundled `pipeline.json`.
     public static let defaults = ServerSettings(
         host: "127.0.0.1", port: 8470, token: nil, maxUploadBytes: 64 << 20, mediaBaseURL: nil, runWorkers: true,
-        uploadThreads: 16, workerNiceness: 10)
+        uploadThreads: 16, workerNiceness: 10, headerTimeoutSeconds: 10, idleTimeoutSeconds: 30, maxConnections: 1024)
 
     /// The token to require: the configured one, else `DARKROOM_API_TOKEN`; nil when neither is set.
     public func resolvedToken(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {

@@ -5,7 +5,8 @@ import JSONValues
 extension ConfigurationReader {
     /// The `server` section.
     func serverSettings(_ o: [String: Any]) throws(ConfigurationError) -> ServerSettings {
-        try known(o, "server", ["host", "port", "token", "max_upload_bytes", "media_base_url", "run_workers", "upload_threads", "worker_niceness"])
+        try known(o, "server", ["host", "port", "token", "max_upload_bytes", "media_base_url", "run_workers", "upload_threads", "worker_niceness",
+                            "header_timeout_seconds", "idle_timeout_seconds", "max_connections"])
         var s = ServerSettings.defaults
         s.host = try string(o, "host", "server.host") ?? s.host
         s.port = try int(o, "port", "server.port", min: 0, max: 65535) ?? s.port
@@ -20,6 +21,9 @@ extension ConfigurationReader {
         s.runWorkers = try bool(o, "run_workers", "server.run_workers") ?? s.runWorkers
         s.uploadThreads = try int(o, "upload_threads", "server.upload_threads", min: 1, max: 256) ?? s.uploadThreads
         s.workerNiceness = try int(o, "worker_niceness", "server.worker_niceness", min: 0, max: 19) ?? s.workerNiceness
+        s.headerTimeoutSeconds = try double(o, "header_timeout_seconds", "server.header_timeout_seconds", min: 0.1) ?? s.headerTimeoutSeconds
+        s.idleTimeoutSeconds = try double(o, "idle_timeout_seconds", "server.idle_timeout_seconds", min: 0.1) ?? s.idleTimeoutSeconds
+        s.maxConnections = try int(o, "max_connections", "server.max_connections", min: 1) ?? s.maxConnections
         return s
     }
 

@@ -146,7 +146,14 @@ public enum FileSystem {
                 unlink(source)
                 return candidate
             }
-            guard errno == EEXIST else { throw .current("move to", candidate) }
+            // A directory cannot be hard-linked (nor, under fs.protected_hardlinks, another
+            // user's file): it is renamed instead, once its new name is seen free.
+            if errno == EPERM, EntryKind(at: candidate) == .missing {
+                guard rename(source, candidate) == 0 else { throw .current("move to", candidate) }
+                return candidate
+            }
+            // Taken: try the next number (a name taken under EPERM is seen by the check above).
+            guard errno == EEXIST || errno == EPERM else { throw .current("move to", candidate) }
             candidate = numbered(destination, number)
             number += 1
         }
@@ -196,13 +203,32 @@ public enum FileSystem {
         return (Int64(info.st_size), modified, changed)
     }
 
-    /// Reads a whole file.
+    /// The entry at `path` itself, never following a link (`lstat`): its kind, size and times
+    /// (seconds since 1970); nil when there is none.
+    public static func entryStatus(_ path: String) -> (kind: EntryKind, size: Int64, modified: Double, changed: Double)? {
+        entryStatus(rawPath: path)
+    }
+
+    /// `entryStatus` of a path given as bytes (a name that is not valid UTF-8).
+    static func entryStatus(rawPath path: UnsafePointer<CChar>) -> (kind: EntryKind, size: Int64, modified: Double, changed: Double)? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return (EntryKind(mode: info.st_mode), Int64(info.st_size),
+                Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9,
+                Double(info.st_ctim.tv_sec) + Double(info.st_ctim.tv_nsec) / 1e9)
+    }
+
+    /// Reads a whole regular file. Opened without blocking, so that a FIFO or a device is refused
+    /// ("not a regular file") at once instead of waiting for a writer.
     public static func read(_ path: String) throws(FileSystemError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw .current("open", path) }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .current("stat", path) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw FileSystemError(operation: "read (not a regular file)", path: path, code: EINVAL)
+        }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
         var total = 0
         let failure: FileSystemError? = bytes.withUnsafeMutableBytes { buffer in

@@ -69,11 +69,15 @@ extension Spool {
             guard let walker = FileManager.default.enumerator(atPath: base) else { continue }
             var photos: [String] = []
             while let relative = walker.nextObject() as? String {
-                if !relative.hasSuffix(".json"), FileSystem.status(base + "/" + relative) != nil { photos.append(relative) }
+                // Any entry but a folder: a claimed link or FIFO is taken back like a photo.
+                if !relative.hasSuffix(".json"), let entry = FileSystem.entryStatus(base + "/" + relative),
+                   entry.kind != .directory || Self.isRefusedDirectory(base + "/" + relative) {
+                    photos.append(relative)
+                }
             }
             for relative in photos.sorted() {
                 let path = base + "/" + relative
-                guard let status = FileSystem.status(path) else { continue }
+                guard let status = FileSystem.entryStatus(path) else { continue }
                 let expired = now.timeIntervalSince1970 - status.changed > leaseSeconds
                 guard ownerDead || expired else { continue }
                 if isCommitted(path) {

@@ -55,18 +55,19 @@ public struct Spool: Sendable {
     }
 
     /// What is waiting in `incoming/`: the photos ready to take (settled, sorted by name) and the
-    /// count of those still being written.
+    /// count of those still being written. An entry that is not a regular file (a link, a FIFO,
+    /// a device, an empty directory named like a photo) is ready at once: the worker moves it to
+    /// `failed/` with its reason without opening it. A name that is not valid UTF-8 or holds a
+    /// control character is first renamed to an escaped one (see `incomingEntries`).
     public func scan(now: Date = Date()) -> (ready: [String], settling: Int) {
-        guard let walker = FileManager.default.enumerator(atPath: incoming) else { return ([], 0) }
         var ready: [String] = []
         var settling = 0
         let instant = now.timeIntervalSince1970
-        while let relative = walker.nextObject() as? String {
-            guard Self.isCandidate(relative), let status = FileSystem.status(incoming + "/" + relative) else { continue }
+        for entry in incomingEntries(sanitizing: true) where entry.kind != .missing {
             // ctime cannot be set by a copier that preserves times (cp -p, rsync -t): a file
             // still being written always looks recent.
-            if instant - max(status.modified, status.changed) >= settleSeconds {
-                ready.append(relative)
+            if entry.kind != .regular || instant - entry.changed >= settleSeconds {
+                ready.append(entry.relative)
             } else {
                 settling += 1
             }
@@ -173,13 +174,16 @@ public struct Spool: Sendable {
             guard let walker = FileManager.default.enumerator(atPath: directory) else { return 0 }
             var n = 0
             while let relative = walker.nextObject() as? String {
-                if include(relative), FileSystem.status(directory + "/" + relative) != nil { n += 1 }
+                let kind = EntryKind(at: directory + "/" + relative)
+                if include(relative), kind != .missing, kind != .directory { n += 1 }
             }
             return n
         }
-        return (count(incoming, Self.isCandidate),
+        // Every entry counts, whatever its kind or name: a link, a FIFO, a name that is not UTF-8.
+        return (incomingEntries(sanitizing: false).count,
                 count(processing) { !$0.hasSuffix(".json") },
-                count(failed) { !$0.hasSuffix(".json") })
+                // One reason file per failed entry, whether a file, a link or a directory.
+                count(failed) { $0.hasSuffix(".error.json") })
     }
 
     private func removeEmptyParents(of path: String, upTo top: String) {

@@ -83,11 +83,23 @@ struct PhotoProcessingTests {
     @Test func aPhotoPastItsDeadlineIsATimeoutAndCommitsNothing() throws {
         let stores = try Stores()
         let path = try stores.file("a.jpg", try Samples.bytes(Self.photo))
-        let late = category {
-            try stores.processor().process(input(path), attempt: 1, deadline: Date().addingTimeInterval(-1), startedAt: Date())
+        do {
+            // A deadline already past: the decoder stops at its first check.
+            _ = try stores.processor().process(input(path), attempt: 1, deadline: Date().addingTimeInterval(-1), startedAt: Date())
+            Issue.record("a photo past its deadline was processed")
+        } catch {
+            let failure = ProcessingFailure(error)
+            #expect(failure.category == .timeout)
+            #expect(!failure.isTransient)
+            #expect(failure.reason.hasPrefix("took longer than 120 s (worker.photo_timeout_seconds) and was stopped"), "\(failure.reason)")
         }
-        #expect(late == .timeout)
         #expect(try stores.catalog.counts().pictures == 0)
+        #expect(stores.libraryFiles().isEmpty)
+        // With time to spare, the same photo is added: nothing of the stopped try is left in the way.
+        guard case .added = try process(stores, path) else {
+            Issue.record("the photo was not added with time to spare")
+            return
+        }
     }
 
     @Test func aBusyCatalogIsRetriedAndThePhotoLandsOnce() throws {

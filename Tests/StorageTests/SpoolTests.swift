@@ -114,6 +114,46 @@ struct SpoolTests {
         #expect(spool.recover(leaseSeconds: 60, except: .current, now: later) { _ in false } == [.requeued("old.jpg")])
     }
 
+    @Test func aPhotoThatVanishesBetweenScanAndClaimIsLostQuietly() throws {
+        let spool = try makeSpool()
+        try put("gone.jpg", in: spool)
+        #expect(spool.scan().ready == ["gone.jpg"])
+        unlink(spool.incoming + "/gone.jpg")
+        #expect(try spool.claim("gone.jpg", worker: "w.1") == nil)
+        #expect(spool.depth().incoming == 0)
+    }
+
+    @Test func namesThatAreNotUTF8OrHoldNewlinesAreCountedThenRenamedToEscapedNames() throws {
+        let spool = try makeSpool()
+        // "café.jpg" with a Latin-1 é: not valid UTF-8.
+        let raw = (Array((spool.incoming + "/caf").utf8) + [0xE9] + Array(".jpg".utf8) + [0]).map { CChar(bitPattern: $0) }
+        let fd = open(raw, O_WRONLY | O_CREAT, 0o644)
+        #expect(fd >= 0)
+        close(fd)
+        try put("a\nb.jpg", in: spool)
+        try put("100%.jpg", in: spool)
+        #expect(spool.depth().incoming == 3, "status counts them before any worker touched them")
+        #expect(spool.scan().ready == ["100%.jpg", "a%0Ab.jpg", "caf%E9.jpg"])
+        #expect(spool.depth().incoming == 3)
+    }
+
+    @Test func entriesThatAreNotFilesAreReadyAtOnceAndCounted() throws {
+        let spool = try makeSpool(settle: 3600)
+        try put("fresh.jpg", in: spool)
+        #expect(mkfifo(spool.incoming + "/pipe.jpg", 0o644) == 0)
+        #expect(symlink("/dev/zero", spool.incoming + "/device.jpg") == 0)
+        try FileManager.default.createDirectory(atPath: spool.incoming + "/folder.jpg", withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(atPath: spool.incoming + "/album", withIntermediateDirectories: false)
+        let scan = spool.scan()
+        // A regular file waits out the settle time; the others can never become photos by waiting.
+        #expect(scan.ready == ["device.jpg", "folder.jpg", "pipe.jpg"])
+        #expect(scan.settling == 1)
+        #expect(spool.depth().incoming == 4, "an empty folder without a photo's name is not counted")
+        #expect(EntryKind(at: spool.incoming + "/pipe.jpg") == .fifo)
+        #expect(EntryKind(at: spool.incoming + "/device.jpg") == .symbolicLink)
+        #expect(EntryKind(following: spool.incoming + "/device.jpg") == .device)
+    }
+
     @Test func enqueueWritesTheSidecarFirstAndNeverOverwrites() throws {
         let spool = try makeSpool()
         let first = try spool.enqueue(bytes: Array("one".utf8), name: "/some/where/IMG_1.jpg", sidecar: Array("{\"author_id\":\"u1\"}".utf8))

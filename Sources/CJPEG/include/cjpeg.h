@@ -34,8 +34,17 @@ typedef enum {
     /// An allocation failed.
     DR_JPEG_NO_MEMORY = 6,
     /// The caller passed invalid arguments.
-    DR_JPEG_BAD_ARGUMENT = 7
+    DR_JPEG_BAD_ARGUMENT = 7,
+    /// A multi-scan (progressive) file whose whole-image coefficient buffers would exceed
+    /// DR_JPEG_COEFFICIENT_BYTES_PER_PIXEL bytes per pixel of the caller's pixel limit.
+    DR_JPEG_OVER_MEMORY_CEILING = 8,
+    /// The calling thread's deadline (cdeadline.h) passed while decoding.
+    DR_JPEG_PAST_DEADLINE = 9
 } dr_jpeg_code;
+
+/// The memory ceiling of a progressive decode's coefficient buffers, in bytes per pixel of the
+/// pixel limit: 2, so 200 MB under the default limit of 100 million pixels.
+#define DR_JPEG_COEFFICIENT_BYTES_PER_PIXEL 2u
 
 /// Room for libjpeg's formatted message (JMSG_LENGTH_MAX is 200).
 #define DR_JPEG_MESSAGE_MAX 200

@@ -31,7 +31,9 @@ typedef enum {
     /// An allocation failed.
     DR_PNG_NO_MEMORY = 5,
     /// The caller passed invalid arguments.
-    DR_PNG_BAD_ARGUMENT = 6
+    DR_PNG_BAD_ARGUMENT = 6,
+    /// The calling thread's deadline (cdeadline.h) passed while decoding.
+    DR_PNG_PAST_DEADLINE = 7
 } dr_png_code;
 
 /// Room for a message.
