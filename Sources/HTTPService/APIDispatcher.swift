@@ -14,7 +14,7 @@ struct APIDispatcher: Sendable {
         case .readiness: return try await health.readiness()
         case .metrics: return try await health.metrics()
         case .upload: return try await uploads.accept(request)
-        case .uploadStatus: return try await uploads.status(id: try parameters.require("id"))
+        case .uploadStatus: return try await uploads.status(id: try parameters.require("id"), wait: try Self.wait(request))
         case .picture: return try await catalog.picture(id: try Self.id(parameters, of: "picture"))
         case .moment: return try await catalog.moment(id: try Self.id(parameters, of: "moment"))
         case .momentPictures:
@@ -44,5 +44,14 @@ struct APIDispatcher: Sendable {
         let text = parameters.get("id") ?? ""
         guard let id = Int64(text) else { throw .badRequest("\(kind) id must be a whole number (got \(text))") }
         return id
+    }
+
+    /// The `wait` of `GET /v1/uploads/{id}?wait=SECONDS`: 0 when absent.
+    static func wait(_ request: Request) throws -> Double {
+        guard let text = request.uri.queryParameters["wait"] else { return 0 }
+        guard let seconds = Double(String(text)), seconds.isFinite, (0...UploadHandler.longestWait).contains(seconds) else {
+            throw APIError.badRequest("wait=\(text): give a number of seconds from 0 to \(Int(UploadHandler.longestWait))")
+        }
+        return seconds
     }
 }

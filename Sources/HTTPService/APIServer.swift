@@ -72,10 +72,13 @@ public final class APIServer: Sendable {
         } catch {
             throw .cannotOpen("\(error)")
         }
+        var handOff: (@Sendable (String) -> Void)?
+        if let inProcess = worker { handOff = { name in inProcess.handOff(name) } }
         environment = ServiceEnvironment(configuration: configuration, spool: spool, catalog: catalog, metrics: ServiceMetrics(),
                                          threadPool: .singleton,
                                          uploadWriters: NIOThreadPool(numberOfThreads: configuration.server.uploadThreads),
-                                         logger: logger, redaction: Redaction(configuration: configuration))
+                                         logger: logger, redaction: Redaction(configuration: configuration),
+                                         handOff: handOff)
         do {
             dispatcher = configuration.webhooks.urls.isEmpty ? nil
                 : try WebhookDispatcher(settings: configuration.webhooks, catalog: catalog, logger: logger, environment: variables)

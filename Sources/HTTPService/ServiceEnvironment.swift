@@ -25,6 +25,8 @@ struct ServiceEnvironment: Sendable {
     let logger: Logger
     /// What answers leave out: the configured paths and the host name.
     let redaction: Redaction
+    /// Gives an accepted upload straight to this process's workers (nil when they run elsewhere).
+    let handOff: (@Sendable (String) -> Void)?
 
     /// The catalog's moments and pictures as the command line shows them.
     var moments: MomentCatalog { MomentCatalog(catalog: catalog) }

@@ -1,5 +1,6 @@
 import Catalog
 import Foundation
+import Storage
 import Imaging
 import Hummingbird
 import Multipart
@@ -31,12 +32,26 @@ struct UploadHandler: Sendable {
         } else {
             try await acceptStreamed(request, id: id)
         }
+        // Straight to this process's workers, ahead of any backlog: no scan to wait for.
+        environment.handOff?(name)
         environment.metrics.recordUploadAccepted(bytes: bytes, seconds: started.secondsElapsed)
         environment.logger.info("upload accepted", metadata: ["upload": "\(id)", "file": "\(name)", "bytes": "\(bytes)",
                                                               "request_id": "\(RequestID.current ?? "-")"])
         let statusURL = UploadID.statusURL(id)
         return JSONBody.response(UploadState(id: id, status: .queued, statusUrl: statusURL), status: .accepted,
                                  headers: [.location: statusURL])
+    }
+
+    /// Publishes an upload in the spool as urgent: marked before it comes into view, so that any
+    /// worker's scan puts it ahead of the backlog (the mark is removed if publishing fails).
+    private static func publish(_ staged: StagedPhoto, as name: String, sidecar: [UInt8]?, in spool: Spool) throws -> String {
+        spool.markUrgent(name)
+        do {
+            return try staged.publish(name: name, sidecar: sidecar)
+        } catch {
+            spool.clearUrgent(name)
+            throw error
+        }
     }
 
     /// The bytes written to the spool at a time while a raw body streams in: a phone photo is
@@ -79,7 +94,7 @@ struct UploadHandler: Sendable {
             let last = pending
             let name = try await environment.writing {
                 try last.withUnsafeReadableBytes { try staged.append($0) }
-                return try staged.publish(name: UploadID.spoolName(id, extension: ext), sidecar: sidecar)
+                return try Self.publish(staged, as: UploadID.spoolName(id, extension: ext), sidecar: sidecar, in: spool)
             }
             return (name, total)
         } catch {
@@ -119,7 +134,7 @@ struct UploadHandler: Sendable {
             let last = form.takePending()
             let name = try await environment.writing {
                 try last.withUnsafeReadableBytes { try staged.append($0) }
-                return try staged.publish(name: UploadID.spoolName(id, extension: ext), sidecar: sidecar)
+                return try Self.publish(staged, as: UploadID.spoolName(id, extension: ext), sidecar: sidecar, in: spool)
             }
             return (name, form.fileBytes)
         } catch {
@@ -213,16 +228,28 @@ struct UploadHandler: Sendable {
 
     /// Where the upload `id` is: queued, processing, done, duplicate or failed; 404 when no
     /// upload has this id.
-    func status(id: String) async throws -> Response {
+    /// With `wait` seconds, the answer comes as soon as the upload is done, a duplicate or failed,
+    /// or with its state when the wait runs out: looked at every `waitStep` meanwhile, on the
+    /// blocking pool, while the request waits without holding a thread.
+    func status(id: String, wait: Double = 0) async throws -> Response {
         guard UploadID.isValid(id) else { throw APIError.badRequest("\(id) is not an upload id (32 hexadecimal digits, as POST /v1/uploads answers)") }
         let names = PhotoFormat.fileExtensions.map { UploadID.spoolName(id, extension: $0) }
         let environment = environment
-        let state = try await environment.blocking { () throws -> UploadState? in
-            try Self.state(id: id, names: names, environment: environment)
+        let deadline = ContinuousClock.now + .milliseconds(Int(wait * 1000))
+        while true {
+            let state = try await environment.blocking { () throws -> UploadState? in
+                try Self.state(id: id, names: names, environment: environment)
+            }
+            guard let state else { throw APIError.notFound("no upload \(id): it was never accepted, or its record is gone") }
+            if state.status.isFinal || ContinuousClock.now >= deadline { return JSONBody.response(state) }
+            try await Task.sleep(for: min(Self.waitStep, deadline - ContinuousClock.now))
         }
-        guard let state else { throw APIError.notFound("no upload \(id): it was never accepted, or its record is gone") }
-        return JSONBody.response(state)
     }
+
+    /// The longest `?wait=` taken, in seconds.
+    static let longestWait = 60.0
+    /// How often a waiting status request looks again.
+    static let waitStep = Duration.milliseconds(20)
 
     /// The state of an upload, looked for along the way a photo travels: `incoming/`,
     /// `processing/`, `failed/`, then the catalog's job (committed before the spool lets go).

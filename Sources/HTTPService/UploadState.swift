@@ -5,6 +5,9 @@ struct UploadState: Encodable, Sendable {
     /// The stages of an upload.
     enum Status: String, Encodable, Sendable {
         case queued, processing, done, duplicate, failed
+
+        /// Whether the upload has ended: nothing more will happen to it.
+        var isFinal: Bool { self == .done || self == .duplicate || self == .failed }
     }
 
     var id: String

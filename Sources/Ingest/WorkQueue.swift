@@ -6,34 +6,59 @@ import Storage
 public final class WorkQueue: @unchecked Sendable {
     // @unchecked: every mutable property is touched only while `condition` is locked.
     private let condition = NSCondition()
-    private var waiting: [String] = []
+    /// Urgent photos (uploads), then the backlog (drop folders, bulk enqueues), each in the
+    /// order offered.
+    private var urgent: [String] = []
+    private var bulk: [String] = []
+    /// Takes since the last one that went to the backlog while urgent photos waited.
+    private var urgentStreak = 0
     private var known: Set<String> = []
     private var claims: [String: Claim] = [:]
     private var busy = 0
     private var stopping = false
     private(set) var tally = RunTally()
 
-    /// Adds names found by a scan that are not already queued or in hand.
-    public func offer(_ names: [String]) {
+    /// One take in this many goes to the oldest backlog photo while urgent ones wait, so that a
+    /// steady stream of uploads never stops the backlog for good.
+    public static let backlogShare = 8
+
+    /// Adds names found by a scan (or handed over by the upload route) that are not already
+    /// queued or in hand; those in `urgent` go ahead of the backlog. A queued backlog name that
+    /// has become urgent moves to the urgent lane.
+    public func offer(_ names: [String], urgent marked: Set<String> = []) {
         condition.lock()
         defer { condition.unlock() }
         guard !stopping else { return }
-        for name in names where !known.contains(name) {
+        for name in names {
+            let isUrgent = marked.contains(name)
+            if known.contains(name) {
+                if isUrgent, let index = bulk.firstIndex(of: name) {
+                    bulk.remove(at: index)
+                    urgent.append(name)
+                }
+                continue
+            }
             known.insert(name)
-            waiting.append(name)
+            if isUrgent { urgent.append(name) } else { bulk.append(name) }
             tally.seen += 1
         }
         condition.broadcast()
     }
 
-    /// The next name for a worker thread; nil once the queue is stopping.
+    /// The next name for a worker thread; nil once the queue is stopping. Urgent names first,
+    /// but every `backlogShare`-th take is the oldest backlog name when there is one.
     public func next() -> String? {
         condition.lock()
         defer { condition.unlock() }
-        while waiting.isEmpty && !stopping { condition.wait() }
+        while urgent.isEmpty && bulk.isEmpty && !stopping { condition.wait() }
         guard !stopping else { return nil }
         busy += 1
-        return waiting.removeFirst()
+        if !urgent.isEmpty && (bulk.isEmpty || urgentStreak < Self.backlogShare - 1) {
+            urgentStreak += 1
+            return urgent.removeFirst()
+        }
+        urgentStreak = 0
+        return bulk.removeFirst()
     }
 
     /// Records a claim in hand (for lease renewal).
@@ -43,14 +68,15 @@ public final class WorkQueue: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Marks a name finished, with what became of it.
+    /// Marks a name finished, with what became of it. A name still being written leaves the
+    /// queue as if never seen: a later scan offers it again.
     public func finished(_ name: String, _ result: RunTally.Result) {
         condition.lock()
         defer { condition.unlock() }
         busy -= 1
         known.remove(name)
         claims[name] = nil
-        tally.record(result)
+        if result == .stillWriting { tally.seen -= 1 } else { tally.record(result) }
         condition.broadcast()
     }
 
@@ -65,14 +91,15 @@ public final class WorkQueue: @unchecked Sendable {
     public var isIdle: Bool {
         condition.lock()
         defer { condition.unlock() }
-        return waiting.isEmpty && busy == 0
+        return urgent.isEmpty && bulk.isEmpty && busy == 0
     }
 
     /// Stops handing out names; photos in hand finish. Waiting names stay in `incoming/`.
     public func stop() {
         condition.lock()
         stopping = true
-        waiting.removeAll()
+        urgent.removeAll()
+        bulk.removeAll()
         condition.broadcast()
         condition.unlock()
     }
@@ -95,7 +122,7 @@ public final class WorkQueue: @unchecked Sendable {
 /// What one run did.
 public struct RunTally: Sendable, Equatable, Codable {
     /// Outcomes a photo can have in a run.
-    public enum Result { case added, duplicate, failed, lost }
+    public enum Result { case added, duplicate, failed, lost, stillWriting }
     /// Photos found in `incoming/` and queued.
     public var seen = 0
     public var added = 0
@@ -110,6 +137,7 @@ public struct RunTally: Sendable, Equatable, Codable {
         case .duplicate: duplicates += 1
         case .failed: failed += 1
         case .lost: takenElsewhere += 1
+        case .stillWriting: break
         }
     }
 

@@ -35,6 +35,8 @@ public final class Worker: Sendable {
     public let processor: PhotoProcessor
     public let logger: Logger
     public let stopSignal = StopSignal()
+    /// The photos waiting for this worker's threads, urgent ones first.
+    let queue = WorkQueue()
 
     /// Opens the spool, library and catalog of `configuration` (creating them when missing).
     public convenience init(configuration: Configuration, logger: Logger) throws {
@@ -58,6 +60,13 @@ public final class Worker: Sendable {
                                    budget: PixelBudget(limit: configuration.pixelBudget))
     }
 
+    /// Hands a photo just placed in `incoming/` (an upload) straight to this process's threads,
+    /// ahead of the backlog, without waiting for a scan to find it. The spool file stays the
+    /// durable record: should this process stop first, a later scan finds it.
+    public func handOff(_ sourceName: String) {
+        queue.offer([sourceName], urgent: [sourceName])
+    }
+
     /// Asks a running `run` to stop: photos in hand finish, nothing new is taken.
     public func stop() {
         stopSignal.raise()
@@ -71,34 +80,44 @@ public final class Worker: Sendable {
         if swept > 0 { logger.info("swept temporary files left by a killed run", metadata: ["count": "\(swept)"]) }
         recoverAbandonedClaims()
 
-        let queue = WorkQueue()
         let pool = WorkerPool()
-        pool.start("worker", count: configuration.effectiveConcurrency) { [self] _ in
-            if options.niceness > 0 { self.lowerThreadPriority(by: options.niceness) }
+        pool.start("worker", count: configuration.effectiveConcurrency, niceness: options.niceness, refused: { [logger] reason in
+            logger.warning("cannot lower the workers' CPU priority", metadata: ["reason": "\(reason)"])
+        }) { [self] _ in
             self.workLoop(queue)
         }
         pool.startOne("lease-renewer") { [self] in self.renewLeases(queue) }
         let watcher = options.once ? nil : SpoolWatcher(directory: spool.incoming, wake: stopSignal)
         var lastRecovery = Date()
+        var lastRetry = Date()
         let progress = options.progress ? ProgressBar(start: started) : nil
 
         while !stopSignal.isRaised {
             let scan = spool.scan()
-            queue.offer(scan.ready)
+            queue.offer(scan.ready, urgent: scan.urgent)
             progress?.draw(queue.tally, waiting: scan.ready.count + scan.settling)
             if options.once, scan.ready.isEmpty, scan.settling == 0, queue.isIdle {
                 // One last look: a photo may have arrived while the last one was processed.
                 if spool.scan().ready.isEmpty && spool.scan().settling == 0 { break }
                 continue
             }
+            // A photo still being written is looked at again at its own settle deadline, not at
+            // the next periodic scan; the watcher wakes the loop at once when one arrives.
+            let recheck = min(scan.recheckIn ?? .infinity, configuration.scanIntervalSeconds)
             if let watcher, queue.isIdle {
-                watcher.wait(timeout: configuration.scanIntervalSeconds)
+                watcher.wait(timeout: recheck)
             } else {
-                queue.waitForProgress(timeout: scan.settling > 0 ? min(0.25, configuration.settleSeconds) : 0.25)
+                queue.waitForProgress(timeout: min(0.25, recheck))
             }
             if Date().timeIntervalSince(lastRecovery) > configuration.leaseSeconds / 2 {
                 recoverAbandonedClaims()
                 lastRecovery = Date()
+            }
+            if Date().timeIntervalSince(lastRetry) > configuration.scanIntervalSeconds {
+                for name in spool.retryChanged() {
+                    logger.notice("trying again a failed photo that changed since it failed", metadata: ["file": "\(name)"])
+                }
+                lastRetry = Date()
             }
         }
         if stopSignal.isRaised { logger.info("stopping: finishing the photos in hand") }
@@ -129,14 +148,6 @@ public final class Worker: Sendable {
         }
     }
 
-    /// Lowers the calling thread's CPU priority (Linux gives each thread its own nice value).
-    private func lowerThreadPriority(by niceness: Int) {
-        let refusal = darkroom_lower_thread_priority(Int32(niceness))
-        if refusal != 0 {
-            logger.warning("cannot lower the workers' CPU priority", metadata: ["reason": "\(String(cString: strerror(refusal)))"])
-        }
-    }
-
     private func workLoop(_ queue: WorkQueue) {
         while let name = queue.next() {
             queue.finished(name, handle(name, queue))
@@ -152,6 +163,9 @@ public final class Worker: Sendable {
 
     /// Claims and processes one photo, retrying transient failures with exponential backoff.
     private func handle(_ name: String, _ queue: WorkQueue) -> RunTally.Result {
+        // A writer that stalled past the settle time still holds its file open: it is waited for
+        // (a later scan offers the photo again), never taken half written.
+        if FileSystem.isOpenForWriting(spool.incoming + "/" + name) == true { return .stillWriting }
         let claim: Claim
         do {
             guard let claimed = try spool.claim(name, worker: identity.name) else { return .lost }

@@ -10,11 +10,18 @@ public final class WorkerPool: Sendable {
 
     public init() {}
 
-    /// Starts `count` threads named `name-0`, `name-1`, ..., each running `body` with its index.
-    public func start(_ name: String, count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    /// Starts `count` threads named `name-0`, `name-1`, ..., each running `body` with its index,
+    /// first lowering its own CPU priority by `niceness` steps (Linux gives each thread its own
+    /// nice value) when that is above 0; `refused` hears why the kernel said no.
+    public func start(_ name: String, count: Int, niceness: Int = 0, refused: @escaping @Sendable (String) -> Void = { _ in },
+                      _ body: @escaping @Sendable (Int) -> Void) {
         for index in 0..<count {
             group.enter()
             Thread.named("\(name)-\(index)") { [group] in
+                if niceness > 0 {
+                    let refusal = darkroom_lower_thread_priority(Int32(niceness))
+                    if refusal != 0 { refused(String(cString: strerror(refusal))) }
+                }
                 body(index)
                 group.leave()
             }.start()

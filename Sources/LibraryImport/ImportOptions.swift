@@ -18,6 +18,13 @@ public struct ImportOptions: Sendable {
     public var progressInterval: Double
     /// Log one line per photo.
     public var verbose: Bool
+    /// `nice` steps by which the import's threads lower their CPU priority: below the spool's
+    /// workers (a `darkroom run` at 0, `serve`'s at `server.worker_niceness`, 10), so that uploads
+    /// processed on the same machine go first. 0 for none.
+    public var niceness: Int
+
+    /// The import's niceness unless told otherwise.
+    public static let defaultNiceness = 15
 
     /// Seconds between progress log lines unless told otherwise.
     public static let defaultProgressInterval = 5.0
@@ -25,7 +32,9 @@ public struct ImportOptions: Sendable {
     /// Options for importing `folders`; every other setting has the default written here.
     public init(folders: [String], author: String? = nil, dryRun: Bool = false, placement: ImportPlacement = .copy,
                 retryFailed: Bool = false, progress: ImportProgressStyle = .auto,
-                progressInterval: Double = ImportOptions.defaultProgressInterval, verbose: Bool = false) {
+                progressInterval: Double = ImportOptions.defaultProgressInterval, verbose: Bool = false,
+                niceness: Int = ImportOptions.defaultNiceness) {
+        self.niceness = niceness
         self.folders = folders
         self.author = author
         self.dryRun = dryRun

@@ -134,7 +134,10 @@ public final class Importer: Sendable {
         progress.start()
         let runId = importId
         let pool = WorkerPool()
-        pool.start("import", count: configuration.effectiveConcurrency) { [self] _ in
+        // Below the spool's workers: uploads processed beside an import go first.
+        pool.start("import", count: configuration.effectiveConcurrency, niceness: options.niceness, refused: { [logger] reason in
+            logger.warning("cannot lower the import's CPU priority", metadata: ["reason": "\(reason)"])
+        }) { [self] _ in
             while let item = queue.next() { handle(item, ledger, progress, importId: runId) }
         }
         walker.walk { folder in

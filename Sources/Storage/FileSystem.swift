@@ -1,3 +1,4 @@
+internal import CRuntime
 import Failures
 import Foundation
 #if canImport(Glibc)
@@ -216,6 +217,18 @@ public enum FileSystem {
         return (EntryKind(mode: info.st_mode), Int64(info.st_size),
                 Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9,
                 Double(info.st_ctim.tv_sec) + Double(info.st_ctim.tv_nsec) / 1e9)
+    }
+
+    /// Whether any process on this machine holds the file at `path` open for writing (asked by
+    /// taking and giving back a read lease); nil when the kernel cannot tell: the file is another
+    /// user's and this process may not take leases, or its file system (NFS, SMB mounts) does
+    /// not support them.
+    public static func isOpenForWriting(_ path: String) -> Bool? {
+        switch darkroom_is_open_for_writing(path) {
+        case 1: true
+        case 0: false
+        default: nil
+        }
     }
 
     /// Reads a whole regular file. Opened without blocking, so that a FIFO or a device is refused

@@ -37,6 +37,8 @@ public final class StagedPhoto: @unchecked Sendable {
     private let incoming: String
     private let path: String
     private var fd: Int32
+    /// Whether the temporary file is still there to remove.
+    private var staged = true
     /// The bytes appended so far.
     public private(set) var byteCount = 0
 
@@ -68,6 +70,9 @@ public final class StagedPhoto: @unchecked Sendable {
     public func publish(name: String, sidecar: [UInt8]?) throws(FileSystemError) -> String {
         guard fd >= 0 else { throw FileSystemError(operation: "publish", path: path, code: EBADF) }
         guard fsync(fd) == 0 else { throw .current("fsync", path) }
+        // Closed before it comes into view: a photo nobody holds open for writing is taken at once.
+        close(fd)
+        fd = -1
         var sidecarStaging: String?
         if let sidecar {
             let staging = FileSystem.temporaryPath(in: incoming)
@@ -100,9 +105,13 @@ public final class StagedPhoto: @unchecked Sendable {
 
     /// Closes and removes the temporary file (a published photo keeps its name in view).
     public func discard() {
-        guard fd >= 0 else { return }
-        close(fd)
-        fd = -1
-        unlink(path)
+        if fd >= 0 {
+            close(fd)
+            fd = -1
+        }
+        if staged {
+            staged = false
+            unlink(path)
+        }
     }
 }

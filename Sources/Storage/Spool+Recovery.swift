@@ -101,8 +101,30 @@ extension Spool {
         return recovered
     }
 
+    /// Moves back into `incoming/` the failed photos that changed after they failed (their size
+    /// or modification time is not what the reason file recorded) and are now complete: no
+    /// process holds them open for writing, and, where that cannot be told, they have not
+    /// changed for `settleSeconds`. A producer that wrote in place and stalled past the settle
+    /// time had its half photo failed as truncated; once it finishes, the photo is tried again
+    /// on its own. Returns the names moved back.
+    public func retryChanged(now: Date = Date()) -> [String] {
+        var moved: [String] = []
+        for report in failures() {
+            guard let relative = report.failedPath, let bytes = report.bytes, let modified = report.modified,
+                  let current = FileSystem.entryStatus(failed + "/" + relative), current.kind == .regular,
+                  current.size != bytes || abs(current.modified - modified) > 0.000_001 else { continue }
+            switch FileSystem.isOpenForWriting(failed + "/" + relative) {
+            case true?: continue
+            case nil where now.timeIntervalSince1970 - max(current.modified, current.changed) < settleSeconds: continue
+            default: break
+            }
+            if let count = try? retryFailed(matching: { $0.failedPath == relative }), count > 0 { moved.append(relative) }
+        }
+        return moved
+    }
+
     private func recoveryFile(_ sourceName: String) -> String {
-        attempts + "/" + sourceName.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "/", with: "%2F")
+        attempts + "/" + Self.flatName(sourceName)
     }
 
     /// How many times this photo was taken back from a dead worker.

@@ -34,12 +34,14 @@ public struct Spool: Sendable {
     public var processing: String { root + "/processing" }
     public var failed: String { root + "/failed" }
     public var attempts: String { root + "/attempts" }
+    /// One empty marker per urgent photo in `incoming/` (see `markUrgent`).
+    public var priority: String { root + "/priority" }
 
     /// Opens the spool at `root`, creating its folders when missing.
     public init(root: String, settleSeconds: Double) throws(FileSystemError) {
         self.root = root
         self.settleSeconds = settleSeconds
-        for directory in [incoming, processing, failed, attempts] {
+        for directory in [incoming, processing, failed, attempts, priority] {
             try FileSystem.makeDirectories(directory)
         }
     }
@@ -54,25 +56,47 @@ public struct Spool: Sendable {
         return true
     }
 
-    /// What is waiting in `incoming/`: the photos ready to take (settled, sorted by name) and the
-    /// count of those still being written. An entry that is not a regular file (a link, a FIFO,
-    /// a device, an empty directory named like a photo) is ready at once: the worker moves it to
-    /// `failed/` with its reason without opening it. A name that is not valid UTF-8 or holds a
+    /// What is waiting in `incoming/`: the photos ready to take (sorted by name), the count of
+    /// those still being written, which of the ready ones are urgent (`markUrgent`), and when to
+    /// look again for the ones still being written.
+    ///
+    /// A regular file is ready when no process on this machine holds it open for writing (asked
+    /// of the kernel, see `FileSystem.isOpenForWriting`): a photo renamed or linked in, or one
+    /// whose writer closed it, is taken at once. Where the kernel cannot tell (another user's
+    /// file without the right to take leases, a network file system), a file is ready once it
+    /// has not changed for `settleSeconds`. A file quiet for that long is ready either way here;
+    /// the worker checks again for a writer just before it claims it. An entry that is not a regular file (a link, a FIFO,
+    /// a device, an empty directory named like a photo) is ready at once: the worker moves it
+    /// to `failed/` with its reason without opening it. A name that is not valid UTF-8 or holds a
     /// control character is first renamed to an escaped one (see `incomingEntries`).
-    public func scan(now: Date = Date()) -> (ready: [String], settling: Int) {
-        var ready: [String] = []
-        var settling = 0
+    public func scan(now: Date = Date()) -> SpoolScan {
+        var result = SpoolScan()
         let instant = now.timeIntervalSince1970
         for entry in incomingEntries(sanitizing: true) where entry.kind != .missing {
+            guard entry.kind == .regular else {
+                result.ready.append(entry.relative)
+                continue
+            }
             // ctime cannot be set by a copier that preserves times (cp -p, rsync -t): a file
             // still being written always looks recent.
-            if entry.kind != .regular || instant - entry.changed >= settleSeconds {
-                ready.append(entry.relative)
-            } else {
-                settling += 1
+            // A file quiet for the settle time is offered without asking the kernel (a backlog
+            // of thousands is not opened at every scan); the worker asks before it claims it.
+            let quiet = instant - entry.changed
+            switch quiet >= settleSeconds ? false : FileSystem.isOpenForWriting(incoming + "/" + entry.relative) {
+            case false?:
+                result.ready.append(entry.relative)
+            case true?:
+                result.settling += 1
+                // Its writer's close wakes a watching daemon; look again anyway in a while.
+                result.recheck(in: settleSeconds)
+            case nil:
+                result.settling += 1
+                result.recheck(in: settleSeconds - quiet)
             }
         }
-        return (ready.sorted(), settling)
+        result.ready.sort()
+        result.urgent = urgentNames().intersection(result.ready)
+        return result
     }
 
     /// Tries to claim `sourceName` for `worker`; nil when another worker took it first.
@@ -115,6 +139,7 @@ public struct Spool: Sendable {
         unlink(claim.path)
         if let sidecar = claim.sidecarPath { unlink(sidecar) }
         clearRecoveries(of: claim.sourceName)
+        clearUrgent(claim.sourceName)
         removeEmptyParents(of: claim.path, upTo: processing)
     }
 
@@ -122,18 +147,22 @@ public struct Spool: Sendable {
     /// `NAME.error.json` (the reason, the attempt count and the time). Returns the failed path.
     @discardableResult
     public func fail(_ claim: Claim, reason: String, category: String, attempts: Int, now: Date = Date()) throws(FileSystemError) -> String {
+        let before = FileSystem.entryStatus(claim.path)
         let placed = try FileSystem.moveNoReplace(claim.path, to: failed + "/" + claim.sourceName)
         if let sidecar = claim.sidecarPath {
             _ = try? FileSystem.moveNoReplace(sidecar, to: placed + ".json")
         }
         let report = FailureReport(file: claim.sourceName, reason: reason, category: category, attempts: attempts,
-                                   failedAt: ISO8601DateFormatter().string(from: now), worker: claim.worker)
+                                   failedAt: ISO8601DateFormatter().string(from: now), worker: claim.worker,
+                                   bytes: before?.kind == .regular ? before?.size : nil,
+                                   modified: before?.kind == .regular ? before?.modified : nil)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.keyEncodingStrategy = .convertToSnakeCase
         let data = (try? encoder.encode(report)) ?? Data()
         try FileSystem.writeDurably([UInt8](data), to: placed + ".error.json")
         clearRecoveries(of: claim.sourceName)
+        clearUrgent(claim.sourceName)
         removeEmptyParents(of: claim.path, upTo: processing)
         return placed
     }
@@ -195,6 +224,24 @@ public struct Spool: Sendable {
     }
 }
 
+/// What a scan of `incoming/` found.
+public struct SpoolScan: Sendable, Equatable {
+    /// The photos ready to take, sorted by name.
+    public var ready: [String] = []
+    /// Photos still being written.
+    public var settling = 0
+    /// Those of `ready` that are urgent (uploads, `enqueue --priority high`).
+    public var urgent: Set<String> = []
+    /// Seconds after which a photo still being written should be looked at again; nil when none is.
+    public var recheckIn: Double?
+
+    public init() {}
+
+    mutating func recheck(in seconds: Double) {
+        recheckIn = min(recheckIn ?? seconds, max(seconds, 0.01))
+    }
+}
+
 /// The reason file written beside a failed photo (`NAME.error.json`).
 public struct FailureReport: Codable, Sendable, Equatable {
     /// The name the photo arrived under.
@@ -210,6 +257,10 @@ public struct FailureReport: Codable, Sendable, Equatable {
     public var failedAt: String
     /// The worker that gave up on it.
     public var worker: String
+    /// The photo's size and modification time (seconds since 1970) when it failed: a photo that
+    /// changes afterwards (its writer was not done) is tried again. Absent in older reports.
+    public var bytes: Int64?
+    public var modified: Double?
     /// Where it sits, relative to `failed/` (filled when read back).
     public var failedPath: String?
 }

@@ -13,8 +13,12 @@ struct Enqueue: ParsableCommand {
         JSON (inline, or @file), else FILE.json beside the photo is taken along. --author, \
         --moment and --title set those sidecar keys. A photo that cannot be queued (a full \
         disk, an unreadable sidecar) is reported and the others are still queued; the exit \
-        status is then 1, and nothing of the photos not queued is left in the spool.
+        status is then 1, and nothing of the photos not queued is left in the spool.         --priority high puts the photos ahead of the drop folder's and bulk backlog, as the         upload route's are (for a backend that hands its users' uploads over through the spool).
         """)
+
+    enum Priority: String, ExpressibleByArgument, CaseIterable {
+        case normal, high
+    }
 
     @OptionGroup var options: ConfigOption
 
@@ -32,6 +36,9 @@ struct Enqueue: ParsableCommand {
 
     @Option(help: ArgumentHelp("Sidecar JSON for every photo, inline or @file.", valueName: "json"))
     var sidecar: String?
+
+    @Option(help: ArgumentHelp("normal, or high: ahead of the backlog, as uploads are.", valueName: "priority"))
+    var priority: Priority = .normal
 
     @Flag(help: "Print nothing but errors.")
     var quiet = false
@@ -78,7 +85,9 @@ struct Enqueue: ParsableCommand {
         if let moment { object["moment_id"] = moment }
         if let title { object["title"] = title }
         let sidecarBytes = object.isEmpty ? nil : [UInt8](try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
-        return try spool.enqueue(bytes: [UInt8](bytes), name: file, sidecar: sidecarBytes)
+        let name = try spool.enqueue(bytes: [UInt8](bytes), name: file, sidecar: sidecarBytes)
+        if priority == .high { spool.markUrgent(name) }
+        return name
     }
 
     private func baseSidecar() throws -> [String: Any] {

@@ -75,11 +75,15 @@ struct Import: ParsableCommand {
     @Option(help: ArgumentHelp("Log lines as human-readable text or as JSON objects.", valueName: "text|json"))
     var logFormat: LogFormatArgument = .text
 
+    @Option(help: ArgumentHelp("Nice steps by which the import's threads lower their CPU priority (0 to 19): below the spool's workers, so uploads go first.", valueName: "n"))
+    var niceness: Int = ImportOptions.defaultNiceness
+
     @Flag(help: "Log one line per photo.")
     var verbose = false
 
     func validate() throws {
         if folders.isEmpty { throw ValidationError("name at least one folder to import") }
+        if !(0...19).contains(niceness) { throw ValidationError("--niceness \(niceness): give a number of nice steps from 0 to 19") }
         for folder in folders {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -98,7 +102,7 @@ struct Import: ParsableCommand {
         let logger = logFormat.bootstrap()
         let importOptions = ImportOptions(folders: folders, author: author, dryRun: dryRun, placement: placement.placement,
                                           retryFailed: retryFailed, progress: progress.style,
-                                          progressInterval: progressInterval, verbose: verbose)
+                                          progressInterval: progressInterval, verbose: verbose, niceness: niceness)
         let importer: Importer
         do {
             importer = try Importer(configuration: configuration, options: importOptions, logger: logger)

@@ -49,7 +49,7 @@ struct SlowClientTests {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        while poll(&poller, 1, 5000) > 0 {
+        while poll(&poller, 1, 20_000) > 0 {
             let n = recv(fd, &buffer, buffer.count, 0)
             if n <= 0 { break }
             received += buffer[..<n]
@@ -83,9 +83,10 @@ struct SlowClientTests {
                 let port = service.port
                 let status = await blocking { health(port) }
                 #expect(status == "HTTP/1.1 200 OK", "\(status ?? "no answer")")
-                // Milliseconds on an idle machine; the bound leaves room for a loaded test run (without
-                // the timeouts, 10,000 such clients kept /healthz from answering for over a minute).
-                #expect(Date().timeIntervalSince(started) < 3, "answered at once under slow clients")
+                // Milliseconds on an idle machine (see the README); the bound leaves room for a test run
+                // whose other suites keep Swift's concurrency pool busy. Without the timeouts, 10,000
+                // such clients kept /healthz from answering for over a minute.
+                #expect(Date().timeIntervalSince(started) < 15, "answered under slow clients")
                 try await Task.sleep(nanoseconds: 300_000_000)
             }
             let sockets = silent + trickling

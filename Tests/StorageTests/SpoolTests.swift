@@ -27,13 +27,29 @@ struct SpoolTests {
         #expect(spool.scan().ready == ["a.jpg", "trip/day1/d.jpg"])
     }
 
-    @Test func aFileStillChangingIsNotReadyUntilItSettles() throws {
+    @Test func aFileOpenForWritingIsNotReadyAndAClosedOneIsReadyAtOnce() throws {
         let spool = try makeSpool(settle: 30)
-        try put("growing.jpg", in: spool)
+        try put("closed.jpg", in: spool)
+        let fd = open(spool.incoming + "/growing.jpg", O_WRONLY | O_CREAT, 0o644)
+        #expect(fd >= 0)
+        #expect(FileSystem.isOpenForWriting(spool.incoming + "/growing.jpg") == true)
+        #expect(FileSystem.isOpenForWriting(spool.incoming + "/closed.jpg") == false)
+        // Written and closed: no settle time to wait out, whoever wrote it.
         let now = spool.scan()
-        #expect(now.ready.isEmpty)
+        #expect(now.ready == ["closed.jpg"])
         #expect(now.settling == 1)
-        #expect(spool.scan(now: Date().addingTimeInterval(31)).ready == ["growing.jpg"])
+        #expect(now.recheckIn == 30, "looked at again at the settle deadline, if its writer's close is not seen first")
+        close(fd)
+        #expect(spool.scan().ready == ["closed.jpg", "growing.jpg"])
+    }
+
+    @Test func whereTheKernelCannotTellAFileIsReadyOnceItHasSettled() throws {
+        let spool = try makeSpool(settle: 30)
+        try put("elsewhere.jpg", in: spool)
+        // A file quiet for the settle time is offered without asking (the worker asks before it
+        // claims); a fresh one another machine writes (no lease to ask) waits out the settle time.
+        #expect(spool.scan(now: Date().addingTimeInterval(31)).ready == ["elsewhere.jpg"])
+        #expect(FileSystem.isOpenForWriting(spool.incoming + "/missing.jpg") == nil, "nothing to ask about")
     }
 
     @Test func onlyOneOfTwoWorkersClaimsAPhotoAndItsSidecarTravelsWithIt() throws {
@@ -139,13 +155,14 @@ struct SpoolTests {
 
     @Test func entriesThatAreNotFilesAreReadyAtOnceAndCounted() throws {
         let spool = try makeSpool(settle: 3600)
-        try put("fresh.jpg", in: spool)
+        let writing = open(spool.incoming + "/fresh.jpg", O_WRONLY | O_CREAT, 0o644)
+        defer { close(writing) }
         #expect(mkfifo(spool.incoming + "/pipe.jpg", 0o644) == 0)
         #expect(symlink("/dev/zero", spool.incoming + "/device.jpg") == 0)
         try FileManager.default.createDirectory(atPath: spool.incoming + "/folder.jpg", withIntermediateDirectories: false)
         try FileManager.default.createDirectory(atPath: spool.incoming + "/album", withIntermediateDirectories: false)
         let scan = spool.scan()
-        // A regular file waits out the settle time; the others can never become photos by waiting.
+        // A file still being written waits for its writer; the others can never become photos by waiting.
         #expect(scan.ready == ["device.jpg", "folder.jpg", "pipe.jpg"])
         #expect(scan.settling == 1)
         #expect(spool.depth().incoming == 4, "an empty folder without a photo's name is not counted")

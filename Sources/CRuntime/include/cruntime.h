@@ -30,4 +30,13 @@ void darkroom_name_thread(const char *name);
  */
 int darkroom_start_writeback(int fd);
 
+/*
+ * Whether any process on this machine holds the file at `path` open for writing: asked by taking
+ * a read lease (F_SETLEASE), which the kernel refuses with EAGAIN while a writer has the file
+ * open, and giving it back at once. 1: open for writing; 0: not; -1: the lease cannot tell (the
+ * file is another user's and this process may not take leases, its file system does not support
+ * leases, or it cannot be opened). SIGIO is ignored from the first call on.
+ */
+int darkroom_is_open_for_writing(const char *path);
+
 #endif

@@ -1,0 +1,78 @@
+import Catalog
+import Foundation
+import GRDB
+import Storage
+import Testing
+
+/// Uploads go ahead of the spool's backlog, and `?wait=` answers as soon as an upload ends.
+@Suite("Uploads ahead of the backlog", .serialized)
+struct UploadLaneTests {
+    @Test func anUploadIsProcessedBeforeABacklogOfAFewHundredPhotosIsDrained() async throws {
+        let backlog = 200
+        // 2 megapixels each: the backlog lasts long enough for the upload to arrive while it is there.
+        let photo = try Samples.bytes("Landscape_6.jpg")
+        var queued = 0
+        // The backlog is in incoming/ before the workers start: a drop folder's, or `darkroom enqueue`'s.
+        try await TestService.with(configure: { configuration in
+            guard let spool = try? Spool(root: configuration.spoolRoot, settleSeconds: 0) else { return }
+            for i in 0..<backlog where (try? spool.enqueue(bytes: Samples.distinct(photo, "backlog \(i)"), name: "b\(i).jpg", sidecar: nil)) != nil {
+                queued += 1
+            }
+        }) { service in
+            #expect(queued == backlog)
+            let accepted = try await service.upload(Samples.distinct(try Samples.gpsPhoto(), "fresh upload"))
+            let answeredAt = Date().timeIntervalSince1970
+            let id = try #require(try accepted.object()["id"] as? String)
+            let answer = try await service.request(.GET, "/v1/uploads/\(id)?wait=60")
+            #expect(try answer.object()["status"] as? String == "done", "\(answer.text)")
+            let jobs = try service.catalog().read { db in try JobRecord.fetchAll(db) }
+            let upload = try #require(jobs.first { $0.sourceName == "\(id).jpg" })
+            let doneBefore = jobs.filter { $0.sourceName.hasPrefix("b") }.count
+            // Once the upload was handed over, the next photo a worker took was the upload: only a
+            // photo a worker had already taken off the queue (one per worker) may start in between.
+            let overtaking = jobs.filter { $0.sourceName.hasPrefix("b") && $0.startedAt > answeredAt && $0.startedAt < upload.startedAt }
+            #expect(overtaking.count <= service.configuration.concurrency, "\(overtaking.map(\.sourceName)) started after the upload arrived")
+            #expect(doneBefore < backlog, "the upload was done before the backlog was drained")
+            // The backlog goes on.
+            let deadline = Date().addingTimeInterval(120)
+            var done = doneBefore
+            while done < min(doneBefore + 10, backlog), Date() < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+                done = try service.catalog().read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE source_name LIKE 'b%'") ?? 0 }
+            }
+            #expect(done >= min(doneBefore + 10, backlog))
+        }
+    }
+
+    @Test func waitAnswersWhenTheUploadEndsAndRefusesAWaitThatIsNotSeconds() async throws {
+        try await TestService.with { service in
+            let accepted = try await service.upload(Samples.distinct(try Samples.gpsPhoto(), "waited for"))
+            let id = try #require(try accepted.object()["id"] as? String)
+            // One request, no polling: it answers once the variants exist.
+            let answer = try await service.request(.GET, "/v1/uploads/\(id)?wait=60")
+            #expect(answer.status == 200)
+            let state = try answer.object()
+            #expect(state["status"] as? String == "done", "\(answer.text)")
+            #expect(state["picture_id"] as? Int != nil)
+            for bad in ["abc", "-1", "61", "nan"] {
+                let refused = try await service.request(.GET, "/v1/uploads/\(id)?wait=\(bad)")
+                #expect(refused.status == 400, "wait=\(bad): \(refused.text)")
+            }
+        }
+    }
+
+    @Test func aWaitThatRunsOutAnswersWithTheCurrentState() async throws {
+        // No workers in this process: the upload stays queued.
+        try await TestService.with(workers: false) { service in
+            let accepted = try await service.upload(Samples.distinct(try Samples.gpsPhoto(), "never processed"))
+            let id = try #require(try accepted.object()["id"] as? String)
+            let answer = try await service.request(.GET, "/v1/uploads/\(id)?wait=0.3")
+            #expect(answer.status == 200)
+            #expect(try answer.object()["status"] as? String == "queued")
+            // The upload route marked it urgent for any worker that scans the spool.
+            let spool = try Spool(root: service.configuration.spoolRoot, settleSeconds: 0)
+            #expect(spool.isUrgent("\(id).jpg"))
+            #expect(spool.scan().urgent == ["\(id).jpg"])
+        }
+    }
+}
