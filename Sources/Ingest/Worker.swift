@@ -103,8 +103,11 @@ public final class Worker: Sendable {
             }
             // A photo still being written is looked at again at its own settle deadline, not at
             // the next periodic scan; the watcher wakes the loop at once when one arrives.
-            let recheck = min(scan.recheckIn ?? .infinity, configuration.scanIntervalSeconds)
-            if let watcher, queue.isIdle {
+            // A watching daemon sleeps until inotify reports an arrival even while it works: the
+            // queue already holds everything found, and a backlog of thousands is not listed
+            // again every quarter of a second (a bar on a terminal is redrawn twice a second).
+            let recheck = min(scan.recheckIn ?? .infinity, configuration.scanIntervalSeconds, progress == nil ? .infinity : 0.5)
+            if let watcher {
                 watcher.wait(timeout: recheck)
             } else {
                 queue.waitForProgress(timeout: min(0.25, recheck))

@@ -81,7 +81,7 @@ struct HTTPLoad: Sendable {
 
     /// One upload of photo `index` (one of the generated photos made distinct), timed from
     /// `due` (or from now) to the whole answer.
-    private func post(index: Int, due: (monotonic: Double, wall: Double)?) async throws -> Post {
+    func post(index: Int, due: (monotonic: Double, wall: Double)?) async throws -> Post {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/uploads?author_id=bench")
         request.method = .POST
         request.headers.add(name: "Authorization", value: "Bearer \(token)")

@@ -6,6 +6,7 @@
 //   darkroom-bench moments  [--pictures N] [--block B] [--authors A] [--seed S] [--dir DIR] [--disk-sample N] [--max-seconds S] [--keep]
 //   darkroom-bench http     [--photos N] [--clients C] [--workers W] [--base K] [--idle-photos N] [--rates R,S] [--paced-seconds S] [--worker-niceness N]
 //   darkroom-bench flood    [--clients C] [--megabytes M]   (also the first phase of `http`)
+//   darkroom-bench latency  [--probes N] [--backlog N] [--import-photos N] [--workers W] [--base K]
 //   darkroom-bench all      [--quick]
 //
 // Every figure goes to standard output with how it was measured and its target (PASS/MISS).
@@ -23,6 +24,8 @@ let usage = """
            darkroom-bench http     [--photos N=500] [--clients C=16] [--workers W=2] [--base K=8] [--idle-photos N=200]
                                    [--rates R,S=C/2,C,2C] [--paced-seconds S=10] [--worker-niceness N=10]
            darkroom-bench flood    [--clients C=6] [--megabytes M=64]   (multipart floods; also the first phase of `http`)
+           darkroom-bench latency  [--probes N=8] [--backlog N=10000] [--import-photos N=240] [--workers W=2] [--base K=4]
+                                   (upload to done: idle, behind a backlog, beside an import)
            darkroom-bench all      [--quick]   (every benchmark at its defaults, in under ~30 minutes: the moments ingest
                                                stops early if time runs out; --quick: small sizes, to check the harness)
     """
@@ -38,7 +41,12 @@ func runAll(_ arguments: BenchArguments) throws -> [Verdict] {
     var moments = MomentsBenchmark.Options()
     var imports = ImportBenchmark.Options(photos: ImportBenchmark.defaultPhotos)
     var http = HTTPBenchmark.Options()
+    var latency = LatencyBenchmark.Options()
     if arguments.has("--quick") {
+        latency.probes = 3
+        latency.backlog = 200
+        latency.importPhotos = 20
+        latency.base = 2
         imports.photos = 40
         imports.base = 2
         imports.flatCounts = [100, 500]
@@ -62,6 +70,7 @@ func runAll(_ arguments: BenchArguments) throws -> [Verdict] {
     verdicts += try PipelineBenchmark.run(pipeline)
     verdicts += try ImportBenchmark.run(imports)
     verdicts += try HTTPBenchmark.run(http)
+    verdicts += try LatencyBenchmark.run(latency)
     // The whole run stays under about 30 minutes: the moments ingest gets what is left (at least
     // two minutes), less a minute for the rebuild check.
     moments.maxSeconds = max(120, Int(allBudgetSeconds - (Machine.now() - start)) - 60)
@@ -84,6 +93,7 @@ do {
     case "moments": verdicts = try MomentsBenchmark.run(MomentsBenchmark.Options(arguments))
     case "http": verdicts = try HTTPBenchmark.run(HTTPBenchmark.Options(arguments))
     case "flood": verdicts = try FloodBenchmark.run(FloodBenchmark.Options(arguments))
+    case "latency": verdicts = try LatencyBenchmark.run(LatencyBenchmark.Options(arguments))
     case "all": verdicts = try runAll(arguments)
     case "help", "--help", "-h":
         print(usage)
