@@ -26,7 +26,7 @@ enum APIError: Error, CustomStringConvertible, Sendable, Equatable {
     /// A body passes a limit other than its size in bytes: parts or headers of a form, or the
     /// size of a JSON body (413).
     case overLimit(String)
-    /// The body is not a JPEG or PNG, whatever its declared type (415).
+    /// The body is not a photo Darkroom reads (JPEG, PNG, HEIC, HEIF, AVIF), whatever its declared type (415).
     case unsupportedMediaType(String)
     /// The catalog or the disk cannot take the request now; it may be tried again (503).
     case unavailable(String)

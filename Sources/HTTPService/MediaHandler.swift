@@ -39,7 +39,7 @@ struct MediaHandler: Sendable {
         }
         guard let bytes else { throw APIError.notFound("no such media file: \(relative)") }
         if notModified { return Response(status: .notModified, headers: headers) }
-        headers[.contentType] = ext == "png" ? "image/png" : "image/jpeg"
+        headers[.contentType] = PhotoFormat.mimeType(ofExtension: ext)
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
@@ -49,7 +49,7 @@ struct MediaHandler: Sendable {
         guard pieces.count == 2, pieces[0].count == hashDigits,
               pieces[0].isLowercaseHex,
               PhotoFormat.fileExtensions.contains(String(pieces[1])) else {
-            throw .badRequest("\(file) is not a media file name (a SHA-256 in lowercase hexadecimal, a dot, jpg or png)")
+            throw .badRequest("\(file) is not a media file name (a SHA-256 in lowercase hexadecimal, a dot, jpg, png, heic, heif or avif)")
         }
         return (String(pieces[0]), String(pieces[1]))
     }

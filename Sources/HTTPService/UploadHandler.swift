@@ -15,7 +15,7 @@ struct UploadHandler: Sendable {
     static let filePart = "file"
 
     /// Takes a photo (the raw body with its fields in the query, or a multipart form with a
-    /// `file` part and its fields as form fields), checks it is a JPEG or PNG by its bytes, and
+    /// `file` part and its fields as form fields), checks it is a JPEG, PNG, HEIC, HEIF or AVIF by its bytes, and
     /// writes it into the spool the safe way, with the fields as its sidecar. Answers 202 once
     /// the photo is durable: processing happens in the workers.
     func accept(_ request: Request) async throws -> Response {
@@ -63,7 +63,7 @@ struct UploadHandler: Sendable {
 
     /// A raw body, its fields in the query: the fields are checked before a byte is read, the
     /// body is written into a staged spool file as it arrives (never more than `writeChunkBytes`
-    /// of it in memory), told JPEG or PNG by its first bytes (415 at once otherwise), and
+    /// of it in memory), told JPEG, PNG or HEIF by its first bytes (415 at once otherwise), and
     /// published with its sidecar. Returns the spool name and the photo's size.
     private func acceptStreamed(_ request: Request, id: String) async throws -> (String, Int) {
         let sidecar = try SidecarFields.json(from: request.uri.queryParameters.map { (name: String($0.key), value: String($0.value)) })

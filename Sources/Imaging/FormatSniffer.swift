@@ -1,9 +1,18 @@
+import CHEIF
+
 /// Recognises formats by their magic bytes, and names what other bytes look like.
 enum FormatSniffer {
     static func format(of bytes: [UInt8]) -> ImageFormat? {
         if bytes.starts(with: [0xFF, 0xD8, 0xFF]) { return .jpeg }
         if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
-        return nil
+        return heifFormat(of: bytes)
+    }
+
+    /// HEIC, HEIF or AVIF by the file's `ftyp` brands, as libheif tells them: a still image
+    /// (an image sequence or a video's brands are not one).
+    static func heifFormat(of bytes: [UInt8]) -> ImageFormat? {
+        let type = bytes.withUnsafeBufferPointer { dr_heif_mime_type($0.baseAddress, $0.count) }
+        return type.flatMap { ImageFormat(mimeType: String(cString: $0)) }
     }
 
     /// ISO media brands of video files (phones' MP4 and 3GP, QuickTime), which a photo
@@ -15,7 +24,7 @@ enum FormatSniffer {
         "3gp4": "an MP4 video", "3gp5": "an MP4 video", "3g2a": "an MP4 video",
     ]
 
-    /// A short description of bytes that are not JPEG or PNG, for the refusal message: what
+    /// A short description of bytes of no format Darkroom reads, for the refusal message: what
     /// they look like. `showingBytes` adds the first bytes of unknown data (for one file's
     /// refusal); without it, descriptions group files of one kind (for a summary).
     static func describe(_ bytes: [UInt8], showingBytes: Bool = true) -> String {
@@ -28,8 +37,8 @@ enum FormatSniffer {
         if ascii(4..<8) == "ftyp" {
             let brand = ascii(8..<12)
             switch brand {
-            case "heic", "heix", "hevc", "heim", "heis", "mif1", "msf1": return "a HEIF/HEIC image"
-            case "avif", "avis": return "an AVIF image"
+            case "heic", "heix", "hevc", "heim", "heis", "mif1", "msf1": return "a HEIF image sequence or a damaged HEIF file"
+            case "avif", "avis": return "an AVIF image sequence or a damaged AVIF file"
             default:
                 let code = String(brand.filter { $0 != " " }).lowercased()
                 return videoBrands[code] ?? "an ISO media file (brand '\(brand)')"

@@ -4,12 +4,34 @@ public enum ImageFormat: String, Sendable, Codable {
     case jpeg
     /// PNG: every colour type and bit depth, interlaced.
     case png
+    /// HEIC: HEIF with HEVC-coded images (iPhones, Samsung phones).
+    case heic
+    /// HEIF with another coding than HEVC or AV1, told by its `mif1`/`msf1` brand only.
+    case heif
+    /// AVIF: HEIF with AV1-coded images.
+    case avif
+
+    /// Every format, in the order messages name them.
+    public static let all: [ImageFormat] = [.jpeg, .png, .heic, .heif, .avif]
+
+    /// Whether the format is a HEIF container (decoded through libheif, whose container
+    /// transformations, not the EXIF Orientation, turn the picture upright).
+    public var isHEIF: Bool { self == .heic || self == .heif || self == .avif }
+
+    /// The format of a MIME type, or nil.
+    public init?(mimeType: String) {
+        guard let format = Self.all.first(where: { $0.mimeType == mimeType }) else { return nil }
+        self = format
+    }
 
     /// The MIME type, as recorded in the catalog.
     public var mimeType: String {
         switch self {
         case .jpeg: "image/jpeg"
         case .png: "image/png"
+        case .heic: "image/heic"
+        case .heif: "image/heif"
+        case .avif: "image/avif"
         }
     }
 }

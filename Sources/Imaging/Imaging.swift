@@ -27,7 +27,7 @@ public enum Imaging {
         bytes.isEmpty ? "an empty file (0 bytes)" : FormatSniffer.describe(bytes, showingBytes: showingBytes)
     }
 
-    /// The header of a JPEG or PNG, without decoding pixels (cheap: no raster is allocated).
+    /// The header of a JPEG, PNG, HEIC, HEIF or AVIF, without decoding pixels (cheap: no raster is allocated).
     /// Throws `ImagingError` for empty files, other formats and unreadable headers.
     public static func probe(_ bytes: [UInt8]) throws -> ImageInfo {
         try probe(bytes, pixelLimit: 0)
@@ -37,11 +37,10 @@ public enum Imaging {
     /// with `ImagingError.tooManyPixels`.
     public static func probe(_ bytes: [UInt8], pixelLimit: Int) throws -> ImageInfo {
         guard !bytes.isEmpty else { throw ImagingError.emptyFile }
-        switch FormatSniffer.format(of: bytes) {
-        case .jpeg: return try JPEGCodec.probe(bytes, pixelLimit: pixelLimit)
-        case .png: return try PNGCodec.probe(bytes, pixelLimit: pixelLimit)
-        case nil: throw ImagingError.notAnImage(looksLike: FormatSniffer.describe(bytes))
+        guard let format = FormatSniffer.format(of: bytes) else {
+            throw ImagingError.notAnImage(looksLike: FormatSniffer.describe(bytes))
         }
+        return try Renderer.probe(bytes, format: format, pixelLimit: pixelLimit)
     }
 
     /// Renders every recipe from one decode of `bytes`.
@@ -57,10 +56,11 @@ public enum Imaging {
     ///   recipe's largest window centred on it); the window centred on `options.focalPoint`;
     ///   the attention choice; the centre. The window is returned in displayed full-resolution
     ///   coordinates, to be stored.
-    /// - Every variant is upright (`options.orientation`), carries the source's ICC profile when
+    /// - Every variant is upright (`options.orientation` for JPEG and PNG; a HEIF file's own
+    ///   container transformations, never its EXIF Orientation, for HEIC, HEIF and AVIF), carries the source's ICC profile when
     ///   it had one, and no other metadata.
     ///
-    /// Throws `ImagingError` for anything that is not a decodable JPEG or PNG, for a header above
+    /// Throws `ImagingError` for anything that is not a decodable JPEG, PNG, HEIC, HEIF or AVIF, for a header above
     /// `options.pixelLimit` (before any pixel is allocated), and for invalid recipes.
     public static func render(_ bytes: [UInt8], recipes: [VariantRecipe], options: RenderOptions) throws -> RenderResult {
         try Renderer(options: options).render(bytes, recipes: recipes)

@@ -37,7 +37,7 @@ public enum ImagingError: CategorizedError, CustomStringConvertible, Equatable {
         case .emptyFile:
             return "file is empty (0 bytes); upload it again"
         case .notAnImage(let looksLike):
-            return "not a JPEG or PNG image (the bytes look like \(looksLike)); re-export the photo as JPEG or PNG"
+            return "not a JPEG, PNG, HEIC, HEIF or AVIF image (the bytes look like \(looksLike)); re-export the photo as JPEG or PNG"
         case .truncated(let format, let detail):
             return "\(format.rawValue.uppercased()) file is truncated (\(detail)); upload the complete file again"
         case .corrupt(let format, let detail):

@@ -44,11 +44,11 @@ struct Renderer {
             throw ImagingError.notAnImage(looksLike: FormatSniffer.describe(bytes))
         }
         let limit = max(options.pixelLimit, 1)
-        let orientation = (1...8).contains(options.orientation) ? options.orientation : 1
+        // libheif applies a HEIF file's irot/imir; the EXIF Orientation describes the same turn.
+        let orientation = (1...8).contains(options.orientation) && !format.isHEIF ? options.orientation : 1
         let transposed = orientation >= 5
 
-        let header = format == .jpeg
-            ? try JPEGCodec.probe(bytes, pixelLimit: limit) : try PNGCodec.probe(bytes, pixelLimit: limit)
+        let header = try Self.probe(bytes, format: format, pixelLimit: limit)
         guard header.width > 0, header.height > 0 else {
             throw ImagingError.zeroSize(width: header.width, height: header.height)
         }
@@ -66,6 +66,8 @@ struct Renderer {
             (info, decoded) = try JPEGCodec.decode(bytes, scaleNumerator: scale, pixelLimit: limit, fast: Self.fastDecode)
         case .png:
             (info, decoded) = try PNGCodec.decode(bytes, pixelLimit: limit, background: options.background)
+        case .heic, .heif, .avif:
+            (info, decoded) = try HEIFCodec.decode(bytes, format: format, pixelLimit: limit)
         }
         try Deadline.check()
         let decodedWidth = decoded.raster.width, decodedHeight = decoded.raster.height
@@ -111,6 +113,15 @@ struct Renderer {
             info: info, displayWidth: displayWidth, displayHeight: displayHeight,
             decodedWidth: decodedWidth, decodedHeight: decodedHeight,
             variants: variants.compactMap { $0 }, statistics: statistics)
+    }
+
+    /// The header of `bytes` in `format`, refused above `pixelLimit` pixels (0: no limit).
+    static func probe(_ bytes: [UInt8], format: ImageFormat, pixelLimit: Int) throws -> ImageInfo {
+        switch format {
+        case .jpeg: try JPEGCodec.probe(bytes, pixelLimit: pixelLimit)
+        case .png: try PNGCodec.probe(bytes, pixelLimit: pixelLimit)
+        case .heic, .heif, .avif: try HEIFCodec.probe(bytes, format: format, pixelLimit: pixelLimit)
+        }
     }
 
     /// Refuses recipes that cannot be rendered, naming the recipe and the reason.

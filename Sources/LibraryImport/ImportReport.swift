@@ -35,7 +35,7 @@ public struct ImportReport: Sendable, Codable, Equatable {
     public var failedByReason: [String: [String]]
     /// The failures of this run by category (`bad_input`, `unsupported_format`, `storage`, ...).
     public var failedByCategory: [String: Int]
-    /// Files that are not JPEG or PNG, by their bytes.
+    /// Files of no format Darkroom reads, by their bytes.
     public var skipped: Int
     /// The skipped files by what their bytes look like.
     public var skippedByType: [String: [String]]
@@ -139,7 +139,7 @@ public struct ImportReport: Sendable, Codable, Equatable {
         let categories = failedByCategory.keys.sorted().map { "\($0) \(failedByCategory[$0] ?? 0)" }
         lines.append(row(dryRun ? "would fail" : "failed", failed, categories.isEmpty ? "" : "(\(categories.joined(separator: ", ")))"))
         lines += groups(failedByReason)
-        lines.append(row("skipped", skipped, skipped > 0 ? "(not JPEG or PNG)" : ""))
+        lines.append(row("skipped", skipped, skipped > 0 ? "(not a photo format Darkroom reads)" : ""))
         lines += groups(skippedByType)
         if hiddenOrSystem > 0 { lines.append(row("hidden, system", hiddenOrSystem, "(.DS_Store, Thumbs.db, @eaDir, ...: passed over)")) }
         if !notFollowed.isEmpty {

@@ -230,7 +230,7 @@ public final class Importer: Sendable {
             }
             let item = ImportItem(path: path, directory: folder.path, name: name, sourceName: display,
                                   size: version.size, modifiedNs: version.modifiedNs,
-                                  fileExtension: format == .png ? "png" : "jpg", sidecars: matches[name], linkOriginal: linking)
+                                  fileExtension: PhotoFormat.fileExtension(format), sidecars: matches[name], linkOriginal: linking)
             guard queue.put(item) else { return false }
         }
         return true

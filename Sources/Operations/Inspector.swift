@@ -41,7 +41,8 @@ public struct Inspector: Sendable {
         do { info = try Imaging.probe(bytes) } catch { throw PhotoError(file: path, reason: "\(error)") }
         let metadata = PhotoMetadata.read(bytes, sidecar: sidecar, fileTime: Self.modificationTime(path),
                                           options: MetadataOptions(defaultTimeZone: configuration.defaultTimeZone, sidecarOverridesExif: true))
-        let swaps = metadata.orientation >= 5
+        // A HEIF header already gives the displayed size (its container turns the picture).
+        let swaps = metadata.orientation >= 5 && !info.format.isHEIF
         return PhotoReport(file: path, format: info.format.mimeType, width: info.width, height: info.height,
                            displayWidth: swaps ? info.height : info.width, displayHeight: swaps ? info.width : info.height,
                            color: info.colorDescription, hasIccProfile: info.hasICCProfile, metadata: metadata)
@@ -74,7 +75,7 @@ public struct Inspector: Sendable {
         // Named by its kind when it is not a file: a FIFO is refused without waiting for a writer.
         let kind = EntryKind(following: path)
         if kind != .regular, kind != .missing {
-            throw PhotoError(file: path, reason: "is \(kind.noun), not a photo file; give the path of a JPEG or PNG file")
+            throw PhotoError(file: path, reason: "is \(kind.noun), not a photo file; give the path of a photo file")
         }
         do { bytes = try FileSystem.read(path) } catch {
             throw PhotoError(file: path, reason: "cannot read (\(String(cString: strerror(error.code)))); check the path")

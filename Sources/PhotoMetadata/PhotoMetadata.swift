@@ -1,3 +1,4 @@
+import CHEIF
 import Crypto
 import Foundation
 
@@ -10,12 +11,19 @@ public enum PhotoMetadata {
         case jpeg = "image/jpeg"
         /// A PNG file (the 8-byte PNG signature).
         case png = "image/png"
+        /// A HEIF file with HEVC images (its `ftyp` brands, as libheif reads them).
+        case heic = "image/heic"
+        /// A HEIF file of another coding.
+        case heif = "image/heif"
+        /// A HEIF file with AV1 images.
+        case avif = "image/avif"
 
         /// The type the bytes start like, or nil.
         public static func sniff(_ bytes: [UInt8]) -> MediaType? {
             if bytes.count >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF { return .jpeg }
             if bytes.starts(with: ExifBlockLocator.pngSignature) { return .png }
-            return nil
+            let type = bytes.withUnsafeBufferPointer { dr_heif_mime_type($0.baseAddress, $0.count) }
+            return type.flatMap { MediaType(rawValue: String(cString: $0)) }
         }
     }
 
@@ -35,9 +43,11 @@ public enum PhotoMetadata {
             block = ExifBlockLocator.jpeg(bytes)
         case .png:
             block = ExifBlockLocator.png(bytes, maxBytes: options.maxExifBytes)
+        case .heic, .heif, .avif:
+            block = ExifBlockLocator.heif(bytes, maxBytes: options.maxExifBytes)
         case nil:
             block = ExifBlockLocator.Found(block: nil, warnings: [
-                bytes.isEmpty ? "empty file; not a JPEG or PNG" : "not a JPEG or PNG (unknown magic bytes); no EXIF read",
+                bytes.isEmpty ? "empty file; not a JPEG, PNG or HEIF" : "not a JPEG, PNG or HEIF (unknown magic bytes); no EXIF read",
             ])
         }
         warnings += block.warnings

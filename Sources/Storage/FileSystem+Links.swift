@@ -49,7 +49,9 @@ extension FileSystem {
         let synced = fsync(fd)
         close(fd)
         guard synced == 0 else { throw .current("fsync", source) }
-        let temporary = directory + "/" + temporaryPrefix + UUID().uuidString
+        // Named after this process, like every temporary file, so that a sweep removes it at
+        // once should the process be killed before the rename.
+        let temporary = temporaryPath(in: directory)
         guard link(source, temporary) == 0 else {
             if [EXDEV, EPERM, EMLINK, EOPNOTSUPP, ENOTSUP].contains(errno) { return false }
             throw .current("link", temporary)

@@ -15,7 +15,7 @@ extension Spool {
     }
 
     /// Photo file extensions (see `isRefusedDirectory`).
-    private static let photoExtensions: Set<String> = ["jpg", "jpeg", "png", "heic", "heif"]
+    private static let photoExtensions: Set<String> = ["jpg", "jpeg", "png", "heic", "heif", "avif"]
 
     /// Every candidate entry under `incoming/`, read with `readdir` so that no name is lost. With
     /// `sanitizing`, a name that is not valid UTF-8 or holds control characters (newlines) is

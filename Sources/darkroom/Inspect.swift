@@ -8,7 +8,7 @@ struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print what Darkroom reads from photos: when, where, orientation, camera.",
         discussion: """
-        For each FILE (JPEG or PNG, with its sidecar FILE.json when present): format and size, \
+        For each FILE (JPEG, PNG, HEIC, HEIF or AVIF, with its sidecar FILE.json when present): format and size, \
         the capture time with its source (EXIF DateTimeOriginal, a GPS-derived offset, the \
         default zone, the sidecar or the file time), the location with its source, orientation, \
         camera, SHA-256, and any warnings. Exits 1 when a file could not be read.

@@ -32,7 +32,7 @@ struct CommandTests {
         let errors = result.stderr.split(separator: "\n")
         #expect(errors.count == 1)
         #expect(errors.first?.contains(notes) == true)
-        #expect(errors.first?.contains("not a JPEG or PNG") == true)
+        #expect(errors.first?.contains("not a JPEG, PNG, HEIC, HEIF or AVIF") == true)
     }
 
     @Test func renderWritesEveryVariantAtItsSizeAndPrintsTheCrop() throws {
@@ -72,7 +72,7 @@ struct CommandTests {
 
         let text = try space.run(["status"])
         #expect(text.stdout.contains("failed      1  (unsupported_format 1)"))
-        #expect(text.stdout.contains("notes.txt: [unsupported_format] not a JPEG or PNG"))
+        #expect(text.stdout.contains("notes.txt: [unsupported_format] not a JPEG, PNG, HEIC, HEIF or AVIF"))
 
         let retry = try space.run(["retry", "notes.txt"])
         #expect(retry.status == 0)

@@ -52,7 +52,7 @@ struct SpoolRunTests {
         for name in ["bad/empty.jpg", "bad/notes.txt", "bad/cut.jpg"] {
             #expect(jobs.first { $0.sourceName == name }?.outcome == .failed, "\(name) fails")
         }
-        #expect(jobs.first { $0.sourceName == "bad/notes.txt" }?.error?.contains("not a JPEG or PNG") == true)
+        #expect(jobs.first { $0.sourceName == "bad/notes.txt" }?.error?.contains("not a JPEG, PNG, HEIC, HEIF or AVIF") == true)
 
         // Every photo the independent decoder read is a picture (or an allowed refusal).
         for row in rows where (row["notes"] ?? "").hasSuffix("Pillow decode ok") {

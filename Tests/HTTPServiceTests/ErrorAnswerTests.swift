@@ -49,7 +49,7 @@ struct ErrorAnswerTests {
         try await TestService.with(workers: false) { service in
             let text = try await service.upload(Array("hello, this is not a photo\n".utf8), contentType: "image/jpeg")
             #expect(text.status == 415)
-            #expect(text.error?.contains("not a JPEG or PNG") == true)
+            #expect(text.error?.contains("not a JPEG, PNG, HEIC, HEIF or AVIF") == true)
             var form = Form()
             form.file("file", fileName: "photo.jpg", contentType: "image/jpeg", Array("%PDF-1.4 not a photo".utf8))
             let pdf = try await service.request(.POST, "/v1/uploads", body: form.closed, headers: [("Content-Type", form.contentType)])

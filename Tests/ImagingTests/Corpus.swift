@@ -75,11 +75,13 @@ enum Corpus {
 
 /// Test helpers over the module's internals.
 enum Pixels {
-    /// Full-resolution decode of a JPEG or PNG (no scaling), flattened on white.
+    /// Full-resolution decode of a JPEG, PNG or HEIF (no scaling), flattened on white.
     static func decode(_ bytes: [UInt8]) throws -> Raster {
         switch Imaging.sniff(bytes) {
         case .jpeg: return try JPEGCodec.decode(bytes, scaleNumerator: 8, pixelLimit: 0).1.raster
         case .png: return try PNGCodec.decode(bytes, pixelLimit: 0, background: .white).1.raster
+        case let format? where format.isHEIF: return try HEIFCodec.decode(bytes, format: format, pixelLimit: 0).1.raster
+        case _?: throw ImagingError.notAnImage(looksLike: "test data")
         case nil: throw ImagingError.notAnImage(looksLike: "test data")
         }
     }

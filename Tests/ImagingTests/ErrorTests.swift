@@ -1,3 +1,4 @@
+import Failures
 import Testing
 @testable import Imaging
 
@@ -18,7 +19,6 @@ struct ErrorTests {
         #expect(Self.renderError([]) == .emptyFile)
         let cases: [([UInt8], String)] = [
             (Array("GIF89a\u{1}\u{0}\u{1}\u{0}".utf8), "GIF"),
-            ([0, 0, 0, 0x18] + Array("ftypheic".utf8) + [0, 0, 0, 0], "HEIF"),
             (Array("RIFF\u{0}\u{0}\u{0}\u{0}WEBPVP8 ".utf8), "WebP"),
             (Array("hello, this is not a photo\n".utf8), "plain text"),
             ([0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0], "TIFF"),
@@ -31,6 +31,22 @@ struct ErrorTests {
             #expect(error.description.contains("re-export"))
             #expect(Imaging.sniff(bytes) == nil)
         }
+    }
+
+    @Test("a HEIC's brand with nothing behind it is a HEIC that fails as corrupt, naming its format")
+    func brokenHEIC() throws {
+        let bytes: [UInt8] = [0, 0, 0, 0x18] + Array("ftypheic".utf8) + [0, 0, 0, 0]
+        #expect(Imaging.sniff(bytes) == .heic)
+        let error = try #require(Self.renderError(bytes))
+        guard case .corrupt(let format, _) = error else {
+            Issue.record("expected corrupt, got \(error)")
+            return
+        }
+        #expect(format == .heic)
+        #expect(error.category == .badInput)
+        #expect(error.description.hasPrefix("HEIC data is corrupt"), "\(error)")
+        // A MP4 video's brand is not taken for a photo.
+        #expect(Imaging.sniff([0, 0, 0, 0x18] + Array("ftypmp42".utf8) + [0, 0, 0, 0]) == nil)
     }
 
     @Test("sniffing is by magic bytes only")
