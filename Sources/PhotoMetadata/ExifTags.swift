@@ -139,6 +139,43 @@ struct ExifTags: Sendable, Equatable {
         }
     }
 
+    /// A RATIONAL entry's values, or, for an ASCII entry, the decimal numbers written in its
+    /// text, in order, as ExifTool reads them: some phones (HTC's among them) store GPS
+    /// coordinates as text such as "47 21 15.06". Nil when absent, of another type, or holding
+    /// no number.
+    func rationalsOrText(_ tag: UInt16, in directory: ExifDirectory) -> (values: [ExifRational], fromText: Bool)? {
+        if let values = rationals(tag, in: directory) { return (values, false) }
+        guard let text = string(tag, in: directory) else { return nil }
+        let numbers = Self.decimalNumbers(in: text)
+        guard !numbers.isEmpty else { return nil }
+        // Nine decimal places: far finer than any GPS, and within Int64 for any coordinate.
+        return (numbers.map { ExifRational(numerator: Int64(($0 * 1e9).rounded()), denominator: 1_000_000_000) }, true)
+    }
+
+    /// The decimal numbers in `text` ("47", "21.5", ".5", "-3", "1e-3"), in order.
+    static func decimalNumbers(in text: String) -> [Double] {
+        var numbers: [Double] = []
+        var current = ""
+        func flush() {
+            if let value = Double(current), value.isFinite { numbers.append(value) }
+            current = ""
+        }
+        for character in text {
+            if character.isASCII, character.isNumber || character == "." {
+                current.append(character)
+            } else if (character == "-" || character == "+") && current.isEmpty {
+                current.append(character)
+            } else if (character == "e" || character == "E") && !current.isEmpty && !current.contains("e") {
+                current.append("e")
+            } else {
+                flush()
+                if character == "-" || character == "+" { current.append(character) }
+            }
+        }
+        flush()
+        return numbers
+    }
+
     private func unsigned(_ bytes: [UInt8], at offset: Int, width: Int) -> UInt64 {
         var value: UInt64 = 0
         for index in 0..<width {

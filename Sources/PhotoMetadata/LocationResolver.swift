@@ -51,8 +51,13 @@ struct LocationResolver {
             }
             return nil
         }
-        let latitudeValue = tags.rationals(ExifTagNumber.gpsLatitude, in: .gps)
-        let longitudeValue = tags.rationals(ExifTagNumber.gpsLongitude, in: .gps)
+        let latitudeRead = tags.rationalsOrText(ExifTagNumber.gpsLatitude, in: .gps)
+        let longitudeRead = tags.rationalsOrText(ExifTagNumber.gpsLongitude, in: .gps)
+        if latitudeRead?.fromText == true || longitudeRead?.fromText == true {
+            warnings.append("EXIF GPS coordinates are stored as text, not as rationals; read as numbers")
+        }
+        let latitudeValue = latitudeRead?.values
+        let longitudeValue = longitudeRead?.values
         guard latitudeValue != nil || longitudeValue != nil else {
             warnings.append("EXIF GPS IFD has no GPSLatitude/GPSLongitude; no location")
             return nil

@@ -64,6 +64,14 @@ private let locationCases: [LocationCase] = [
         [f.rationals(Tag.gpsLatitude, [(51_762_408, 1_000_000)]), f.ascii(Tag.gpsLatitudeRef, "N"),
          f.rationals(Tag.gpsLongitude, [(317_892, 1_000_000)]), f.ascii(Tag.gpsLongitudeRef, "W")]
     }, latitude: 51.762408, longitude: -0.317892),
+    LocationCase(name: "coordinates written as text (as HTC phones do) are read as numbers", build: { f in
+        [f.ascii(Tag.gpsLatitude, "47 21 15.06"), f.ascii(Tag.gpsLatitudeRef, "N"),
+         f.ascii(Tag.gpsLongitude, "10.191316"), f.ascii(Tag.gpsLongitudeRef, "E")]
+    }, latitude: 47 + 21.0 / 60 + 15.06 / 3600, longitude: 10.191316, warning: "stored as text"),
+    LocationCase(name: "coordinates as text with no number are no location", build: { f in
+        [f.ascii(Tag.gpsLatitude, "unknown"), f.ascii(Tag.gpsLatitudeRef, "N"),
+         f.ascii(Tag.gpsLongitude, "unknown"), f.ascii(Tag.gpsLongitudeRef, "E")]
+    }, warning: "no GPSLatitude/GPSLongitude"),
     LocationCase(name: "an empty GPS IFD is no location", build: { _ in [] }, warning: "GPS IFD is empty",
                  forceGPSDirectory: true),
     LocationCase(name: "a GPS IFD without a position is no location", build: { f in [f.ascii(Tag.gpsDateStamp, "2024:01:01")] },
@@ -94,6 +102,14 @@ struct LocationTests {
                 #expect(metadata.warnings.contains { $0.contains(warning) }, "\(metadata.warnings)")
             }
         }
+    }
+
+    @Test("the numbers in a GPS coordinate written as text")
+    func numbersInText() {
+        #expect(ExifTags.decimalNumbers(in: "47,21,15.06") == [47, 21, 15.06])
+        #expect(ExifTags.decimalNumbers(in: "47 deg 21' 15.06\"") == [47, 21, 15.06])
+        #expect(ExifTags.decimalNumbers(in: " -3.5") == [-3.5])
+        #expect(ExifTags.decimalNumbers(in: "N/A").isEmpty)
     }
 
     @Test("the sidecar's location fills a file without one")
