@@ -60,6 +60,11 @@ enum CatalogSchema {
                 ) VIRTUAL;
                 """)
         }
+        migrator.registerMigration("v11-picture-thumb-hash") { db in
+            // The picture's placeholder (a ThumbHash, base64), which apps paint before the thumb
+            // arrives. Pictures added before it have none.
+            try db.alter(table: "pictures") { t in t.add(column: "thumb_hash", .text) }
+        }
         return migrator
     }
 

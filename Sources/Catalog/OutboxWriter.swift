@@ -11,12 +11,12 @@ struct OutboxWriter {
     /// Records each event a notifier cares about, in order.
     func record(_ events: [MomentEvent]) throws {
         for event in events {
-            guard var row = row(for: event) else { continue }
+            guard var row = try row(for: event) else { continue }
             try row.insert(db)
         }
     }
 
-    private func row(for event: MomentEvent) -> OutboxEvent? {
+    private func row(for event: MomentEvent) throws -> OutboxEvent? {
         switch event {
         case .momentCreated(let moment):
             return OutboxEvent(event: .momentCreated, momentId: moment.id, pictureId: nil, payload: Catalog.json(Self.describe(moment)), createdAt: at)
@@ -28,8 +28,11 @@ struct OutboxWriter {
         case .momentDeleted(let id):
             return OutboxEvent(event: .momentDeleted, momentId: id, pictureId: nil, payload: Catalog.json(["moment_id": .integer(id)]), createdAt: at)
         case .pictureAdded(let picture, let moment):
+            // With the placeholder, so an app can paint the picture the moment it hears of it.
+            let thumbHash = try String.fetchOne(db.cachedStatement(sql: "SELECT thumb_hash FROM pictures WHERE id = ?"), arguments: [picture])
             return OutboxEvent(event: .pictureAdded, momentId: moment, pictureId: picture,
-                               payload: Catalog.json(["picture_id": .integer(picture), "moment_id": moment.map { .integer($0) } ?? .null]), createdAt: at)
+                               payload: Catalog.json(["picture_id": .integer(picture), "moment_id": moment.map { .integer($0) } ?? .null,
+                                                      "thumb_hash": thumbHash.map { .string($0) } ?? .null]), createdAt: at)
         case .pictureRemoved(let picture, let moment):
             return OutboxEvent(event: .pictureRemoved, momentId: moment, pictureId: picture,
                                payload: Catalog.json(["picture_id": .integer(picture), "moment_id": moment.map { .integer($0) } ?? .null]), createdAt: at)

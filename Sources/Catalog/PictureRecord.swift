@@ -51,6 +51,8 @@ public struct PictureRecord: Codable, Sendable, Equatable, FetchableRecord, Muta
     public var sharpness: Double?
     public var meanLuma: Double?
     public var clippedFraction: Double?
+    /// The placeholder an app paints before the thumb arrives: a ThumbHash, base64.
+    public var thumbHash: String?
     public var metadataJson: String
     public var momentId: Int64?
     public var createdAt: Double

@@ -65,4 +65,12 @@ public enum Imaging {
     public static func render(_ bytes: [UInt8], recipes: [VariantRecipe], options: RenderOptions) throws -> RenderResult {
         try Renderer(options: options).render(bytes, recipes: recipes)
     }
+
+    /// The picture's placeholder (`ThumbHash`), upright, as `render` makes it, from the least
+    /// decode that gives it (a JPEG at an eighth of its size).
+    public static func placeholder(_ bytes: [UInt8], options: RenderOptions) throws -> [UInt8] {
+        let side = ThumbHash.maximumSide
+        let tiny = VariantRecipe(name: "placeholder", fit: .contain, width: side, height: side, quality: 50)
+        return try Renderer(options: options).render(bytes, recipes: [tiny]).thumbHash
+    }
 }

@@ -68,12 +68,15 @@ public struct RenderResult: Sendable {
     public var variants: [RenderedVariant]
     /// Sharpness, exposure and clipping of the picture.
     public var statistics: PictureStatistics
+    /// The picture's placeholder (`ThumbHash`), upright.
+    public var thumbHash: [UInt8]
 
     /// A result from its fields.
     public init(
         info: ImageInfo, displayWidth: Int, displayHeight: Int, decodedWidth: Int, decodedHeight: Int,
-        variants: [RenderedVariant], statistics: PictureStatistics
+        variants: [RenderedVariant], statistics: PictureStatistics, thumbHash: [UInt8]
     ) {
+        self.thumbHash = thumbHash
         self.info = info
         self.displayWidth = displayWidth
         self.displayHeight = displayHeight

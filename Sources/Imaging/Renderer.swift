@@ -81,6 +81,7 @@ struct Renderer {
         let factor = max(1, (max(upright.width, upright.height) + Self.analysisMaxEdge - 1) / Self.analysisMaxEdge)
         let analysis = try upright.boxReduced(by: factor)
         let statistics = PictureAnalysis.statistics(of: analysis)
+        let placeholder = ThumbHash.encode(try Self.placeholderRaster(analysis))
         placeCrops(&plans, analysis: analysis, factor: factor, base: base, displayWidth: displayWidth, displayHeight: displayHeight)
 
         // Largest first, so smaller variants can be derived from larger ones.
@@ -112,7 +113,7 @@ struct Renderer {
         return RenderResult(
             info: info, displayWidth: displayWidth, displayHeight: displayHeight,
             decodedWidth: decodedWidth, decodedHeight: decodedHeight,
-            variants: variants.compactMap { $0 }, statistics: statistics)
+            variants: variants.compactMap { $0 }, statistics: statistics, thumbHash: placeholder)
     }
 
     /// The header of `bytes` in `format`, refused above `pixelLimit` pixels (0: no limit).
@@ -122,6 +123,17 @@ struct Renderer {
         case .png: try PNGCodec.probe(bytes, pixelLimit: pixelLimit)
         case .heic, .heif, .avif: try HEIFCodec.probe(bytes, format: format, pixelLimit: pixelLimit)
         }
+    }
+
+    /// The analysis copy fitted within ThumbHash's 100×100, the aspect kept.
+    static func placeholderRaster(_ analysis: Raster) throws -> Raster {
+        let side = ThumbHash.maximumSide
+        guard analysis.width > side || analysis.height > side else { return analysis }
+        let scale = Double(side) / Double(max(analysis.width, analysis.height))
+        let width = max(1, Int((Double(analysis.width) * scale).rounded()))
+        let height = max(1, Int((Double(analysis.height) * scale).rounded()))
+        return try Resampler.resample(analysis, windowX: 0, windowY: 0, windowWidth: Double(analysis.width),
+                                      windowHeight: Double(analysis.height), width: width, height: height)
     }
 
     /// Refuses recipes that cannot be rendered, naming the recipe and the reason.

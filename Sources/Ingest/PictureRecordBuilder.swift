@@ -54,6 +54,7 @@ public enum PictureRecordBuilder {
         picture.sharpness = statistics.sharpness
         picture.meanLuma = statistics.meanLuma
         picture.clippedFraction = statistics.clippedFraction
+        picture.thumbHash = Data(rendered.thumbHash).base64EncodedString()
         picture.coverScore = CoverScore.score(
             sharpness: statistics.sharpness, meanLuma: statistics.meanLuma, clippedFraction: statistics.clippedFraction,
             width: rendered.displayWidth, height: rendered.displayHeight,

@@ -14,6 +14,9 @@ public struct PhotoReport: Sendable, Encodable {
     public var displayHeight: Int
     public var color: String
     public var hasIccProfile: Bool
+    /// The picture's placeholder (a ThumbHash, base64), from the least decode that gives it: the
+    /// worker's, made from a larger decode, may differ in its last bits. Nil when it cannot be made.
+    public var thumbHash: String?
     public var metadata: CaptureMetadata
 }
 
@@ -43,9 +46,11 @@ public struct Inspector: Sendable {
                                           options: MetadataOptions(defaultTimeZone: configuration.defaultTimeZone, sidecarOverridesExif: true))
         // A HEIF header already gives the displayed size (its container turns the picture).
         let swaps = metadata.orientation >= 5 && !info.format.isHEIF
+        let placeholder = try? Imaging.placeholder(bytes, options: configuration.renderOptions(orientation: metadata.orientation, focalPoint: nil))
         return PhotoReport(file: path, format: info.format.mimeType, width: info.width, height: info.height,
                            displayWidth: swaps ? info.height : info.width, displayHeight: swaps ? info.width : info.height,
-                           color: info.colorDescription, hasIccProfile: info.hasICCProfile, metadata: metadata)
+                           color: info.colorDescription, hasIccProfile: info.hasICCProfile,
+                           thumbHash: placeholder.map { Data($0).base64EncodedString() }, metadata: metadata)
     }
 
     /// Renders every configured variant of a photo into `directory` as `<stem>.<variant>.jpg`.

@@ -1,5 +1,6 @@
 import Catalog
 import Foundation
+import Imaging
 import Moments
 import Storage
 
@@ -34,10 +35,10 @@ public struct MomentExport: Sendable {
             } while cursor != nil
             let cover = pictures.first { $0.id == moment.coverPictureId } ?? pictures.first
             let coverTag = try cover.flatMap { try copy($0.variants[coverVariant], into: directory) }
-                .map { "<img class=\"cover\" src=\"\(Self.escape($0))\" alt=\"cover\">" } ?? "<div class=\"cover none\">no cover</div>"
+                .map { "<img class=\"cover\" src=\"\(Self.escape($0))\"\(Self.placeholder(cover)) alt=\"cover\">" } ?? "<div class=\"cover none\">no cover</div>"
             let thumbs = try pictures.compactMap { picture -> String? in
                 guard let src = try copy(picture.variants[thumbVariant], into: directory) else { return nil }
-                return "<img src=\"\(Self.escape(src))\" title=\"\(Self.escape(picture.sourceName))\" alt=\"\(Self.escape(picture.sourceName))\">"
+                return "<img src=\"\(Self.escape(src))\"\(Self.placeholder(picture)) title=\"\(Self.escape(picture.sourceName))\" alt=\"\(Self.escape(picture.sourceName))\">"
             }.joined()
             let place = moment.place.map { p in
                 "\(Self.escape(p.name ?? "place \(p.id)")) (\(String(format: "%.5f, %.5f", p.lat, p.long)), \(Int(p.radiusMetres)) m)"
@@ -112,6 +113,16 @@ public struct MomentExport: Sendable {
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "d MMM yyyy HH:mm"
         return "\(formatter.string(from: start)) – \(formatter.string(from: end)) UTC"
+    }
+
+    /// A picture's placeholder as attributes of its `<img>`: its ThumbHash (`data-thumbhash`,
+    /// for a script that paints the blurred preview) and its average colour as the background
+    /// shown until the image loads. Empty for a picture without one.
+    static func placeholder(_ picture: PictureView?) -> String {
+        guard let hash = picture?.thumbHash, let bytes = Data(base64Encoded: hash),
+              let average = ThumbHash.averageRGB([UInt8](bytes)) else { return "" }
+        let colour = String(format: "#%02x%02x%02x", average.red, average.green, average.blue)
+        return " data-thumbhash=\"\(escape(hash))\" style=\"background:\(colour)\""
     }
 
     static func escape(_ text: String) -> String {

@@ -71,9 +71,13 @@ public struct PictureView: Encodable, Sendable {
     public var camera: CameraValues?
     public var width: Int
     public var height: Int
+    /// The placeholder to paint before the thumb arrives (a ThumbHash, base64); nil for a
+    /// picture added before placeholders were made.
+    public var thumbHash: String?
     public var variants: [String: String]
 
     public init(_ picture: PictureRecord, variants: [VariantRecord]) {
+        thumbHash = picture.thumbHash
         id = picture.id ?? 0
         sha256 = picture.sha256
         sourceName = picture.sourceName

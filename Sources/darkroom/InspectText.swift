@@ -1,4 +1,5 @@
 import Foundation
+import Imaging
 import Operations
 
 /// The text form of `darkroom inspect`.
@@ -12,6 +13,9 @@ enum InspectText {
         add("format", "\(report.format), \(report.width)x\(report.height), shown \(report.displayWidth)x\(report.displayHeight), \(report.color)\(report.hasIccProfile ? ", ICC profile" : "")")
         add("bytes", "\(m.byteSize)")
         add("sha256", m.sha256)
+        if let thumbHash = report.thumbHash, let bytes = Data(base64Encoded: thumbHash), let average = ThumbHash.averageRGB([UInt8](bytes)) {
+            add("placeholder", "\(thumbHash) (ThumbHash; average colour \(String(format: "#%02x%02x%02x", average.red, average.green, average.blue)))")
+        }
         if let time = m.captureTime {
             let offset = time.offsetSeconds.map { Self.offset($0) + (time.offsetSource == .gps ? " from GPS time" : time.offsetSource == .sidecar ? " from the sidecar's time" : "") }
                 ?? "no offset in the file: read in the default zone"

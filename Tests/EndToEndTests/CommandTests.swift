@@ -19,6 +19,10 @@ struct CommandTests {
         let time = try #require(metadata["capture_time"] as? [String: Any])
         #expect((time["local_time"] as? String)?.hasPrefix("2014-09-16T14:05:12") == true)
         #expect(reports.first?["width"] as? Int == 3264)
+        let thumbHash = try #require(reports.first?["thumb_hash"] as? String)
+        #expect((5...25).contains(Data(base64Encoded: thumbHash)?.count ?? 0))
+        let text = try space.run(["inspect", Self.samples + "/Apple_iPhone_6.jpg"])
+        #expect(text.stdout.contains("placeholder \(thumbHash) (ThumbHash; average colour #"), "\(text.stdout)")
     }
 
     @Test func inspectInTextNamesEveryFieldAndABadFileFailsOnOneLine() throws {

@@ -130,6 +130,10 @@ struct MomentsEndToEndTests {
         let page = try String(contentsOfFile: space.root + "/site/index.html", encoding: .utf8)
         #expect(page.contains("Party"))
         #expect(page.components(separatedBy: "<section>").count - 1 == 5)
+        // Each picture's placeholder: its ThumbHash, and its average colour behind the image.
+        let thumbs = page.components(separatedBy: "<img ").count - 1
+        #expect(thumbs > 0 && page.components(separatedBy: "data-thumbhash=\"").count - 1 == thumbs)
+        #expect(page.contains("style=\"background:#"))
         let geo = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: space.root + "/moments.geojson"))) as? [String: Any])
         #expect((geo["features"] as? [Any])?.count == 5)
     }

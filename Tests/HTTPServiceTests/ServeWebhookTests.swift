@@ -33,6 +33,9 @@ struct ServeWebhookTests {
                 let object = try #require(try JSONSerialization.jsonObject(with: Data(added.body)) as? [String: Any])
                 let payload = try #require(object["payload"] as? [String: Any])
                 #expect(payload["picture_id"] as? Int == pictureId && payload["moment_id"] as? Int == momentId)
+                // The placeholder travels with the event, so an app paints the picture at once.
+                let thumbHash = try #require(payload["thumb_hash"] as? String)
+                #expect((Data(base64Encoded: thumbHash)?.count ?? 0) >= 5)
                 // Delivered to every endpoint: the outbox says so once the answers are recorded.
                 var pending = try service.catalog().counts().outboxPending
                 while pending > 0 && Date() < deadline {

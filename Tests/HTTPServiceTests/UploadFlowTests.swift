@@ -45,6 +45,9 @@ struct UploadFlowTests {
             #expect(plan.joined().contains("jobs_on_source_name"), "\(plan)")
 
             let picture = try await service.request(.GET, "/v1/pictures/\(pictureId)").object()
+            // Its placeholder: a ThumbHash (a few dozen bytes, base64) of the upright picture.
+            let thumbHash = try #require(picture["thumb_hash"] as? String)
+            #expect((5...25).contains(Data(base64Encoded: thumbHash)?.count ?? 0))
             #expect(picture["author"] as? String == "alice")
             #expect(picture["title"] as? String == "On the hill")
             #expect(picture["moment_id"] as? Int == momentId)
