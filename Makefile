@@ -4,7 +4,8 @@ SWIFT ?= swift
 # Debian packages the build needs (C libraries found by pkg-config, and SQLite for GRDB).
 # libheif-dev brings libheif1, whose HEVC (libde265-0) and AV1 (libdav1d6, libaom3) decoders
 # are dependencies of the library itself in Debian 12 (no separate plugin packages before 1.16).
-DEBS := pkg-config libjpeg62-turbo-dev libpng-dev libexif-dev libsqlite3-dev libheif-dev
+# libwebp-dev: WebP variants.
+DEBS := pkg-config libjpeg62-turbo-dev libpng-dev libexif-dev libsqlite3-dev libheif-dev libwebp-dev
 # Only the benchmark needs these: vipsthumbnail is its point of comparison.
 BENCH_DEBS := libvips-tools
 # Only `make fuzz` needs these.

@@ -25,11 +25,15 @@ let package = Package(
         .systemLibrary(name: "CEXIF", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
         // HEIC, HEIF and AVIF; Debian 12's libheif1 carries its HEVC (libde265) and AV1 (dav1d, aom) decoders.
         .systemLibrary(name: "CLibHEIF", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        // WebP variants: libwebp's encoder and muxer (for the ICC profile).
+        .systemLibrary(name: "CLibWebP", pkgConfig: "libwebpmux", providers: [.apt(["libwebp-dev"])]),
         // Thin C layers: libjpeg and libpng report errors by longjmp, which must never cross a Swift frame.
         .target(name: "CJPEG", dependencies: ["CLibJPEG", "CDeadline"]),
         .target(name: "CPNG", dependencies: ["CLibPNG", "CDeadline"]),
         // libheif reports by return value; this layer releases its objects on every path and checks the pixel limit first.
         .target(name: "CHEIF", dependencies: ["CLibHEIF", "CDeadline"]),
+        // libwebp reports by return value; this layer releases its objects and embeds the profile.
+        .target(name: "CWebP", dependencies: ["CLibWebP"]),
         // Allocator settings for the worker process (glibc's mallopt is not visible to Swift).
         .target(name: "CRuntime"),
         .target(name: "CDeadline"),
@@ -43,7 +47,7 @@ let package = Package(
         .target(name: "Failures"),
         // One JSON value type: sidecars are read into it, outbox payloads are written from it.
         .target(name: "JSONValues"),
-        .target(name: "Imaging", dependencies: ["CJPEG", "CPNG", "CHEIF", "CDeadline", "Failures"]),
+        .target(name: "Imaging", dependencies: ["CJPEG", "CPNG", "CHEIF", "CWebP", "CDeadline", "Failures"]),
         .target(name: "PhotoMetadata", dependencies: [
             "CEXIF", "CHEIF", "Failures", "JSONValues",
             .product(name: "Crypto", package: "swift-crypto"),

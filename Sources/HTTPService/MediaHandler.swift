@@ -39,7 +39,7 @@ struct MediaHandler: Sendable {
         }
         guard let bytes else { throw APIError.notFound("no such media file: \(relative)") }
         if notModified { return Response(status: .notModified, headers: headers) }
-        headers[.contentType] = PhotoFormat.mimeType(ofExtension: ext)
+        headers[.contentType] = OutputFormat.allCases.first { $0.fileExtension == ext }?.mimeType ?? OutputFormat.jpeg.mimeType
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
@@ -48,8 +48,8 @@ struct MediaHandler: Sendable {
         let pieces = file.split(separator: ".", omittingEmptySubsequences: false)
         guard pieces.count == 2, pieces[0].count == hashDigits,
               pieces[0].isLowercaseHex,
-              PhotoFormat.fileExtensions.contains(String(pieces[1])) else {
-            throw .badRequest("\(file) is not a media file name (a SHA-256 in lowercase hexadecimal, a dot, jpg, png, heic, heif or avif)")
+              OutputFormat.allCases.contains(where: { $0.fileExtension == pieces[1] }) else {
+            throw .badRequest("\(file) is not a media file name (a SHA-256 in lowercase hexadecimal, a dot, jpg or webp)")
         }
         return (String(pieces[0]), String(pieces[1]))
     }

@@ -23,11 +23,6 @@ public enum PhotoFormat {
         }
     }
 
-    /// The MIME type of a stored file by its extension (`image/jpeg` for an unknown one).
-    public static func mimeType(ofExtension ext: String) -> String {
-        ImageFormat.all.first { fileExtension($0) == ext }?.mimeType ?? ImageFormat.jpeg.mimeType
-    }
-
     /// The reason bytes of no accepted format are refused, naming what they look like.
     public static func refusal(_ bytes: [UInt8]) -> String {
         if bytes.isEmpty { return "empty file (0 bytes); upload the photo again" }

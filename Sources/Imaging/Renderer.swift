@@ -103,9 +103,13 @@ struct Renderer {
                     raster: raster, ratioX: Double(raster.width) / Double(displayWidth),
                     ratioY: Double(raster.height) / Double(displayHeight)))
             }
-            let encoded = try JPEGCodec.encode(
-                raster, quality: plan.recipe.quality, iccProfile: iccProfile,
-                progressive: Self.encodeProgressive, optimize: Self.encodeOptimized, variant: plan.recipe.name)
+            let encoded = switch plan.recipe.format {
+            case .jpeg:
+                try JPEGCodec.encode(raster, quality: plan.recipe.quality, iccProfile: iccProfile,
+                                     progressive: Self.encodeProgressive, optimize: Self.encodeOptimized, variant: plan.recipe.name)
+            case .webp:
+                try WebPCodec.encode(raster, quality: plan.recipe.quality, iccProfile: iccProfile, variant: plan.recipe.name)
+            }
             variants[index] = RenderedVariant(
                 name: plan.recipe.name, width: raster.width, height: raster.height, format: plan.recipe.format,
                 bytes: encoded, crop: plan.crop, cropSource: plan.cropSource)

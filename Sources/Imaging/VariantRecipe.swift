@@ -7,9 +7,28 @@ public enum Fit: String, Sendable, Codable {
 }
 
 /// The encoded format of a variant.
-public enum OutputFormat: String, Sendable, Codable {
+public enum OutputFormat: String, Sendable, Codable, CaseIterable {
     /// Baseline JPEG, sRGB-or-embedded-profile, no metadata markers.
     case jpeg
+    /// Lossy WebP (libwebp), the source's ICC profile kept, no metadata; a quarter to a third
+    /// smaller than a JPEG of the same quality setting.
+    case webp
+
+    /// The extension a variant of this format is stored under.
+    public var fileExtension: String {
+        switch self {
+        case .jpeg: "jpg"
+        case .webp: "webp"
+        }
+    }
+
+    /// The MIME type it is served with.
+    public var mimeType: String {
+        switch self {
+        case .jpeg: "image/jpeg"
+        case .webp: "image/webp"
+        }
+    }
 }
 
 /// One named variant to render, as `pipeline.json` describes it.

@@ -68,7 +68,7 @@ public struct Inspector: Sendable {
         let stem = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
         var written: [String] = []
         for variant in result.variants {
-            let out = directory + "/" + stem + "." + variant.name + ".jpg"
+            let out = directory + "/" + stem + "." + variant.name + "." + variant.format.fileExtension
             do { try FileSystem.writeDurably(variant.bytes, to: out) } catch { throw PhotoError(file: path, reason: error.description) }
             written.append(out)
         }

@@ -99,7 +99,8 @@ public struct MomentExport: Sendable {
     /// Copies a library file into `DIR/media/` once; returns its path relative to DIR.
     private func copy(_ relative: String?, into directory: String) throws -> String? {
         guard let relative else { return nil }
-        let name = "media/" + (relative as NSString).lastPathComponent.replacingOccurrences(of: ".jpg", with: "") + "-" + ((relative as NSString).pathComponents.dropFirst().first ?? "v") + ".jpg"
+        let file = (relative as NSString).lastPathComponent as NSString
+        let name = "media/" + file.deletingPathExtension + "-" + ((relative as NSString).pathComponents.dropFirst().first ?? "v") + "." + file.pathExtension
         let target = directory + "/" + name
         if FileSystem.status(target) == nil {
             try FileSystem.writeDurably(try FileSystem.read(library + "/" + relative), to: target)

@@ -124,7 +124,7 @@ struct ConfigurationReader {
         guard let width = try int(v, "width", key + ".width", min: 1, max: 16384) else { throw fail(key + ".width", "is required") }
         guard let height = try int(v, "height", key + ".height", min: 1, max: 16384) else { throw fail(key + ".height", "is required") }
         let formatName = try string(v, "format", key + ".format") ?? "jpeg"
-        guard let format = OutputFormat(rawValue: formatName) else { throw fail(key + ".format", "must be \"jpeg\" (got \"\(formatName)\")") }
+        guard let format = OutputFormat(rawValue: formatName) else { throw fail(key + ".format", "must be \"jpeg\" or \"webp\" (got \"\(formatName)\")") }
         let quality = try int(v, "quality", key + ".quality", min: 1, max: 100) ?? 85
         return VariantRecipe(name: name, fit: fit, width: width, height: height, format: format, quality: quality)
     }

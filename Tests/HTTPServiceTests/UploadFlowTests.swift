@@ -159,6 +159,27 @@ struct UploadFlowTests {
         }
     }
 
+    @Test func aWebPVariantIsStoredAsWebPAndServedAsImageWebP() async throws {
+        try await TestService.with(configure: { configuration in
+            configuration.variants[0].format = .webp
+        }) { service in
+            let name = service.configuration.variants[0].name
+            let accepted = try await service.upload(try Samples.gpsPhoto())
+            let done = try await service.settled(try #require(try accepted.object()["id"] as? String))
+            #expect(done["status"] as? String == "done", "\(done)")
+            let variants = try #require(done["variants"] as? [String: String])
+            let url = try #require(variants[name])
+            #expect(url.hasSuffix(".webp"), "\(url)")
+            #expect(variants.filter { $0.key != name }.values.allSatisfy { $0.hasSuffix(".jpg") }, "the other variants stay JPEG")
+            let file = try await service.request(.GET, url)
+            #expect(file.status == 200)
+            #expect(file.headers.first(name: "Content-Type") == "image/webp")
+            #expect(Array(file.body.prefix(4)) == Array("RIFF".utf8) && Array(file.body[8..<12]) == Array("WEBP".utf8))
+            let formats = try service.catalog().read { db in try String.fetchAll(db, sql: "SELECT format FROM variants ORDER BY name") }
+            #expect(formats.filter { $0 == "webp" }.count == 1)
+        }
+    }
+
     @Test func aMediaBaseURLPointsVariantURLsAtTheStaticServer() async throws {
         try await TestService.with(configure: { $0.server.mediaBaseURL = "https://media.example.com/darkroom/" }) { service in
             let accepted = try await service.upload(try Samples.hopper())

@@ -49,6 +49,8 @@ struct ConfigurationTests {
         (#"{"variants": [{"name": "t", "fit": "cover", "width": -5, "height": 1}]}"#, "variants[0].width"),
         (#"{"variants": [{"name": "t", "fit": "cover", "width": 5, "height": 1, "quality": 101}]}"#, "variants[0].quality"),
         (#"{"variants": [{"name": "../x", "fit": "cover", "width": 5, "height": 1}]}"#, "variants[0].name"),
+        (#"{"variants": [{"name": "t", "fit": "cover", "width": 5, "height": 1, "format": "gif"}]}"#, "variants[0].format: must be \"jpeg\" or \"webp\""),
+        (#"{"server": {"idle_timeout_seconds": 0}}"#, "server.idle_timeout_seconds"),
         (#"{"imaging": {"pixel_limt": 5}}"#, "imaging.pixel_limt: unknown key"),
         (#"{"imaging": {"pixel_limit": "many"}}"#, "imaging.pixel_limit: must be a number"),
         (#"{"imaging": {"background": "blue"}}"#, "imaging.background"),
@@ -68,6 +70,11 @@ struct ConfigurationTests {
         let message = problem(json)
         #expect(message?.hasPrefix("test.json: ") == true)
         #expect(message?.contains(expected) == true, "\(message ?? "no error")")
+    }
+
+    @Test func aVariantMayBeWebP() throws {
+        let c = try parse(#"{"variants": [{"name": "t", "fit": "contain", "width": 64, "height": 64, "format": "webp", "quality": 70}], "feed_variant": "t"}"#)
+        #expect(c.variants.map(\.format) == [.webp])
     }
 
     @Test func missingKeysTakeTheDefaultsAndGivenOnesWin() throws {
