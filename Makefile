@@ -4,8 +4,9 @@ SWIFT ?= swift
 # Debian packages the build needs (C libraries found by pkg-config, and SQLite for GRDB).
 # libheif-dev brings libheif1, whose HEVC (libde265-0) and AV1 (libdav1d6, libaom3) decoders
 # are dependencies of the library itself in Debian 12 (no separate plugin packages before 1.16).
-# libwebp-dev: WebP variants.
-DEBS := pkg-config libjpeg62-turbo-dev libpng-dev libexif-dev libsqlite3-dev libheif-dev libwebp-dev
+# libwebp-dev: WebP variants; liblcms2-dev: conversion to sRGB; liblcms2-utils: the tests compare
+# that conversion with lcms2's own transicc.
+DEBS := pkg-config libjpeg62-turbo-dev libpng-dev libexif-dev libsqlite3-dev libheif-dev libwebp-dev liblcms2-dev liblcms2-utils
 # Only the benchmark needs these: vipsthumbnail is its point of comparison.
 BENCH_DEBS := libvips-tools
 # Only `make fuzz` needs these.

@@ -25,6 +25,8 @@ let package = Package(
         .systemLibrary(name: "CEXIF", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
         // HEIC, HEIF and AVIF; Debian 12's libheif1 carries its HEVC (libde265) and AV1 (dav1d, aom) decoders.
         .systemLibrary(name: "CLibHEIF", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        // Colour management: photos with a wider profile than sRGB are converted to it.
+        .systemLibrary(name: "CLibLCMS", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         // WebP variants: libwebp's encoder and muxer (for the ICC profile).
         .systemLibrary(name: "CLibWebP", pkgConfig: "libwebpmux", providers: [.apt(["libwebp-dev"])]),
         // Thin C layers: libjpeg and libpng report errors by longjmp, which must never cross a Swift frame.
@@ -34,6 +36,8 @@ let package = Package(
         .target(name: "CHEIF", dependencies: ["CLibHEIF", "CDeadline"]),
         // libwebp reports by return value; this layer releases its objects and embeds the profile.
         .target(name: "CWebP", dependencies: ["CLibWebP"]),
+        // lcms2 reports by return value; this layer releases its profiles and transforms.
+        .target(name: "CColour", dependencies: ["CLibLCMS"]),
         // Allocator settings for the worker process (glibc's mallopt is not visible to Swift).
         .target(name: "CRuntime"),
         .target(name: "CDeadline"),
@@ -47,7 +51,7 @@ let package = Package(
         .target(name: "Failures"),
         // One JSON value type: sidecars are read into it, outbox payloads are written from it.
         .target(name: "JSONValues"),
-        .target(name: "Imaging", dependencies: ["CJPEG", "CPNG", "CHEIF", "CWebP", "CDeadline", "Failures"]),
+        .target(name: "Imaging", dependencies: ["CJPEG", "CPNG", "CHEIF", "CWebP", "CColour", "CDeadline", "Failures"]),
         .target(name: "PhotoMetadata", dependencies: [
             "CEXIF", "CHEIF", "Failures", "JSONValues",
             .product(name: "Crypto", package: "swift-crypto"),

@@ -56,6 +56,16 @@ public enum CropSource: String, Sendable, Codable {
     case none
 }
 
+/// What becomes of a photo's colour profile.
+public enum ColourHandling: String, Sendable, Codable {
+    /// Pictures with a profile other than sRGB (Display P3, Adobe RGB, ...) are converted to sRGB
+    /// and their variants carry no profile: right in an app or browser that ignores profiles.
+    case srgb
+    /// The pixels are left in the photo's own space and its profile goes into every variant:
+    /// right where profiles are honoured, and no colours outside sRGB are clipped.
+    case keep
+}
+
 /// How one photo is rendered: limits, background, orientation and crop choices.
 public struct RenderOptions: Sendable {
     /// The largest width × height (as stored) that is decoded; larger headers are refused
@@ -71,6 +81,8 @@ public struct RenderOptions: Sendable {
     public var crop: CropStrategy
     /// Crops stored by an earlier render, by variant name; each is reused as is.
     public var crops: [String: CropRect]
+    /// Whether a wider profile is converted to sRGB or kept.
+    public var colour: ColourHandling
 
     /// The default pixel limit, 100 megapixels (as in the default `pipeline.json`).
     public static let defaultPixelLimit = 100_000_000
@@ -82,8 +94,10 @@ public struct RenderOptions: Sendable {
         orientation: Int = 1,
         focalPoint: FocalPoint? = nil,
         crop: CropStrategy = .attention,
-        crops: [String: CropRect] = [:]
+        crops: [String: CropRect] = [:],
+        colour: ColourHandling = .srgb
     ) {
+        self.colour = colour
         self.pixelLimit = pixelLimit
         self.background = background
         self.orientation = orientation

@@ -71,7 +71,15 @@ struct Renderer {
         }
         try Deadline.check()
         let decodedWidth = decoded.raster.width, decodedHeight = decoded.raster.height
-        let iccProfile = decoded.iccProfile
+        // Another space than sRGB is converted once, on the decoded raster, so that the variants,
+        // the crop measures and the placeholder all see sRGB, and the variants carry no profile.
+        // A profile that cannot convert RGB pixels (a CMYK file's, decoded to RGB by the codec;
+        // an unreadable one) would mislabel them: it is dropped too.
+        var iccProfile = decoded.iccProfile
+        if options.colour == .srgb, let profile = iccProfile, !ColourConversion.isSRGB(profile) {
+            _ = ColourConversion.toSRGB(decoded.raster, from: profile)
+            iccProfile = nil
+        }
         // The stored-orientation raster is not used after this (ARC frees it unless it is `upright` itself).
         let upright = try decoded.raster.oriented(orientation)
         let base = Source(

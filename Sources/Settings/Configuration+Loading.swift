@@ -56,7 +56,7 @@ struct ConfigurationReader {
             throw fail("feed_variant", "names no variant (\(c.feedVariant)); use one of: \(c.variants.map(\.name).joined(separator: ", "))")
         }
         if let imaging = try object(root, "imaging") {
-            try known(imaging, "imaging", ["pixel_limit", "background", "crop"])
+            try known(imaging, "imaging", ["pixel_limit", "background", "crop", "colour"])
             c.pixelLimit = try int(imaging, "pixel_limit", "imaging.pixel_limit", min: 1) ?? c.pixelLimit
             if let hex = try string(imaging, "background", "imaging.background") {
                 do { c.background = try RGB(hex: hex) } catch { throw fail("imaging.background", "must be a colour like \"#ffffff\" (got \"\(hex)\")") }
@@ -64,6 +64,12 @@ struct ConfigurationReader {
             if let crop = try string(imaging, "crop", "imaging.crop") {
                 guard let strategy = CropStrategy(rawValue: crop) else { throw fail("imaging.crop", "must be \"attention\" or \"centre\" (got \"\(crop)\")") }
                 c.crop = strategy
+            }
+            if let colour = try string(imaging, "colour", "imaging.colour") {
+                guard let handling = ColourHandling(rawValue: colour) else {
+                    throw fail("imaging.colour", "must be \"srgb\" (convert wider profiles to sRGB) or \"keep\" (keep each photo's profile) (got \"\(colour)\")")
+                }
+                c.colour = handling
             }
         }
         if let metadata = try object(root, "metadata") {

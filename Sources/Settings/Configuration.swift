@@ -16,6 +16,8 @@ public struct Configuration: Sendable {
     public var background: RGB
     /// How cover crops are placed when no focal point is given.
     public var crop: CropStrategy
+    /// Whether photos with a wider profile are converted to sRGB or keep their profile.
+    public var colour: ColourHandling = .srgb
     /// The zone assumed for capture times that carry no offset.
     public var defaultTimeZone: TimeZone
     /// The spool's root (`incoming/`, `processing/`, `failed/` beneath it).
@@ -74,7 +76,7 @@ public struct Configuration: Sendable {
     /// Render options for one photo.
     public func renderOptions(orientation: Int, focalPoint: FocalPoint?, crops: [String: CropRect] = [:]) -> RenderOptions {
         RenderOptions(pixelLimit: pixelLimit, background: background, orientation: orientation,
-                      focalPoint: focalPoint, crop: crop, crops: crops)
+                      focalPoint: focalPoint, crop: crop, crops: crops, colour: colour)
     }
 }
 

@@ -130,7 +130,7 @@ extension Configuration {
         let rules = (try? JSONSerialization.jsonObject(with: JSONEncoder().encode(moments))) as? [String: Any] ?? [:]
         var list: [(String, String)] = [
             ("variants", json(recipes)), ("feed_variant", json(feedVariant)),
-            ("imaging.pixel_limit", json(pixelLimit)), ("imaging.background", json(background.hex)), ("imaging.crop", json(crop.rawValue)),
+            ("imaging.pixel_limit", json(pixelLimit)), ("imaging.background", json(background.hex)), ("imaging.crop", json(crop.rawValue)), ("imaging.colour", json(colour.rawValue)),
             // Foundation on Linux names UTC "GMT"; the settings call it UTC.
             ("metadata.default_time_zone", json(defaultTimeZone.identifier == "GMT" ? "UTC" : defaultTimeZone.identifier)),
             ("spool.root", json(spoolRoot)), ("spool.settle_seconds", json(settleSeconds)), ("spool.lease_seconds", json(leaseSeconds)),

@@ -14,17 +14,29 @@ struct VariantMetadataTests {
         Pixels.markers(jpeg).map(\.marker).filter { $0 == 0xE1 || $0 == 0xED || ($0 >= 0xE3 && $0 <= 0xEF) }
     }
 
-    @Test("a source's ICC profile is in every variant, byte for byte", .enabled(if: Corpus.isAvailable, "../shared/corpus not found"),
+    @Test("with imaging.colour keep, a source's ICC profile is in every variant, byte for byte", .enabled(if: Corpus.isAvailable, "../shared/corpus not found"),
           arguments: ["jpeg/pillow/icc_profile_big.jpg", "jpeg/metadata-extractor/Multiple_ICC_segments.jpg"])
     func iccKept(path: String) throws {
         let bytes = try Corpus.bytes(path)
         let source = try JPEGCodec.decode(bytes, scaleNumerator: 8, pixelLimit: 0).1
         let profile = try #require(source.iccProfile)
-        let result = try Imaging.render(bytes, recipes: Self.recipes, options: RenderOptions())
+        let result = try Imaging.render(bytes, recipes: Self.recipes, options: RenderOptions(colour: .keep))
         #expect(result.info.hasICCProfile)
         for variant in result.variants {
             let decoded = try JPEGCodec.decode(variant.bytes, scaleNumerator: 8, pixelLimit: 0).1
             #expect(decoded.iccProfile == profile, "\(variant.name) lost or changed the profile")
+        }
+    }
+
+    @Test("by default, an sRGB profile is kept and any other converted away or dropped", .enabled(if: Corpus.isAvailable, "../shared/corpus not found"),
+          arguments: ["jpeg/pillow/icc_profile_big.jpg", "jpeg/metadata-extractor/Multiple_ICC_segments.jpg"])
+    func iccConvertedOrKept(path: String) throws {
+        let bytes = try Corpus.bytes(path)
+        let profile = try #require(try JPEGCodec.decode(bytes, scaleNumerator: 8, pixelLimit: 0).1.iccProfile)
+        let result = try Imaging.render(bytes, recipes: Self.recipes, options: RenderOptions())
+        for variant in result.variants {
+            let kept = try JPEGCodec.decode(variant.bytes, scaleNumerator: 8, pixelLimit: 0).1.iccProfile
+            #expect(kept == (ColourConversion.isSRGB(profile) ? profile : nil), "\(variant.name)")
         }
     }
 
