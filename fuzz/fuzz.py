@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Mutation fuzzing of Darkroom's decoders through the real binary.
 
-Takes the bundled samples (and, with --corpus DIR, every JPEG/PNG under DIR), mutates each with
-a seeded generator (bit flips, byte runs, truncation, chunk/segment length lies, duplicated
-and spliced blocks) and runs `darkroom inspect` and `darkroom render` on every mutant, each
+Takes the bundled samples (and, with --corpus DIR, every JPEG, PNG, HEIC, HEIF and AVIF under
+DIR), mutates each with a seeded generator (bit flips, byte runs, truncation, chunk, segment and
+ISO box length lies, duplicated and spliced blocks) and runs `darkroom inspect` and `darkroom render` on every mutant, each
 with a time limit and a memory limit. A crash (a signal, or an exit status above 2), a hang
 (past the time limit) or a peak resident size above the memory limit is a finding: the mutant
 is kept under fuzz/findings/ and the run ends with status 1.
@@ -48,6 +48,12 @@ def mutate(data: bytes, rng: random.Random) -> bytes:
                     j = i - 4 if tag.startswith(b"I") or tag == b"eXIf" else i + 5
                     b[j:j + 4] = struct.pack(">I", rng.choice([0, 0x7FFFFFFF, 0xFFFFFFFF, rng.randrange(1 << 32)]))
                     break
+        elif kind == 5 and rng.random() < 0.5:  # a lying ISO box size (HEIF: ftyp, meta, iinf, iloc, ipco, mdat, ...)
+            boxes = [i - 4 for tag in (b"ftyp", b"meta", b"iinf", b"iloc", b"iprp", b"ipco", b"ispe", b"mdat", b"hvcC", b"av1C", b"colr", b"irot")
+                     for i in [bytes(b).find(tag)] if i >= 4]
+            if boxes:
+                i = rng.choice(boxes)
+                b[i:i + 4] = struct.pack(">I", rng.choice([0, 1, 7, 0xFFFFFFFF, rng.randrange(1 << 32), rng.randrange(64)]))
         elif kind == 5:  # a block duplicated elsewhere
             i = rng.randrange(len(b))
             block = b[i:i + rng.randint(1, 4096)]
@@ -91,6 +97,7 @@ def main():
     parser.add_argument("--timeout", type=float, default=30, help="per command")
     parser.add_argument("--memory-mb", type=float, default=1024, help="peak resident size per command")
     parser.add_argument("--corpus", action="append", default=[])
+    parser.add_argument("--only", default="", help="seed extensions to keep, such as heic,heif,avif")
     parser.add_argument("--seed", type=int, default=int(time.time()))
     args = parser.parse_args()
 
@@ -98,11 +105,13 @@ def main():
     for directory in [os.path.join(root, "samples")] + args.corpus:
         for base, _, names in os.walk(directory):
             for name in names:
-                if name.lower().endswith((".jpg", ".jpeg", ".png")):
+                if name.lower().endswith((".jpg", ".jpeg", ".png", ".heic", ".heif", ".avif")):
                     seeds.append(os.path.join(base, name))
     seeds = [s for s in seeds if os.path.getsize(s) < 8 << 20]
+    if args.only:
+        seeds = [s for s in seeds if os.path.splitext(s)[1].lower().lstrip(".") in args.only.split(",")]
     if not seeds:
-        sys.exit("fuzz: no JPEG or PNG seeds found")
+        sys.exit("fuzz: no photo seeds found (JPEG, PNG, HEIC, HEIF, AVIF)")
     rng = random.Random(args.seed)
     findings = os.path.join(root, "fuzz", "findings")
     work = tempfile.mkdtemp(prefix="darkroom-fuzz-")
@@ -118,7 +127,7 @@ def main():
             seed_path = rng.choice(seeds)
             with open(seed_path, "rb") as f:
                 mutant = mutate(f.read(), rng)
-            ext = ".png" if seed_path.lower().endswith(".png") else ".jpg"
+            ext = os.path.splitext(seed_path)[1].lower()
             case = os.path.join(work, "case" + ext)
             with open(case, "wb") as f:
                 f.write(mutant)
