@@ -121,8 +121,53 @@ enum RenderBenchmark {
                 figure: String(format: "%.0f MB (%@)", worst, detail.joined(separator: ", ")),
                 target: "< \(Int(memoryTargetMegabytes)) MB", passed: worst < memoryTargetMegabytes))
         }
+        verdicts += try heic(options, work: work, jpeg: plain.first { $0.workers == 1 })
         Verdict.printTable(verdicts)
         print("")
         return verdicts
     }
+
+    /// The corpus's 12 MP phone HEICs (iPhones and a Samsung), one worker, beside the JPEG figure
+    /// and vipsthumbnail's four runs on the same files (libvips reads them through libheif too).
+    static func heic(_ options: Options, work: URL, jpeg: RenderMeasurement.Result?) throws -> [Verdict] {
+        guard let corpus = PhotoSet.corpusDirectory() else {
+            print("HEIC: the photo corpus is not here (set DARKROOM_CORPUS); no HEIC figures.\n")
+            return [Verdict(section: "render", measure: "12 MP HEIC per photo", figure: "no corpus", target: "(reported)", passed: nil)]
+        }
+        let directory = work.appendingPathComponent("heic")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var files: [URL] = []
+        for name in heicPhotos {
+            let source = corpus.appendingPathComponent(name)
+            let target = directory.appendingPathComponent("\(files.count)-\(source.lastPathComponent.lowercased())")
+            guard (try? FileManager.default.copyItem(at: source, to: target)) != nil else { continue }
+            files.append(target)
+        }
+        guard !files.isEmpty else { return [] }
+        let settings = RenderMeasurement.Settings(metadata: true, orientation: nil)
+        let darkroom = try RenderMeasurement.measureInChild(directory: directory, workers: 1, count: files.count * options.rounds, settings: settings)
+        let vips = VipsComparison.run(files: files, outputDirectory: work.appendingPathComponent("vips-heic"))
+        print("HEIC: \(files.count) phone photos of the corpus (\(heicPhotos.joined(separator: ", "))), \(options.rounds) rounds, 1 worker:")
+        var rows = [["darkroom, HEIC", Table.number(darkroom.millisecondsPerPhoto), Table.number(darkroom.medianMilliseconds),
+                     Table.number(darkroom.minimumMilliseconds), Table.megabytes(kilobytes: darkroom.peakKilobytes)]]
+        if let jpeg {
+            rows.append(["darkroom, 12 MP JPEG (above)", Table.number(jpeg.millisecondsPerPhoto), Table.number(jpeg.medianMilliseconds),
+                         Table.number(jpeg.minimumMilliseconds), Table.megabytes(kilobytes: jpeg.peakKilobytes)])
+        }
+        if let vips {
+            rows.append(["vipsthumbnail, HEIC, 4 runs", Table.number(vips.millisecondsPerPhoto), Table.number(vips.medianMilliseconds),
+                         Table.number(vips.minimumMilliseconds), "n/a"])
+        }
+        Table.print(header: ["run", "ms/photo", "median ms", "fastest ms", "peak RSS"], rows: rows)
+        print("")
+        let ratio = vips.map { darkroom.millisecondsPerPhoto / $0.millisecondsPerPhoto }
+        return [Verdict(section: "render", measure: "12 MP HEIC per photo, 1 worker (JPEG; vipsthumbnail's 4 runs on the HEICs)",
+                        figure: String(format: "%.0f ms (JPEG %.0f ms; vipsthumbnail %@)", darkroom.millisecondsPerPhoto,
+                                       jpeg?.millisecondsPerPhoto ?? 0, vips.map { String(format: "%.0f ms, ratio %.2f×", $0.millisecondsPerPhoto, ratio ?? 0) } ?? "not installed"),
+                        target: "(reported)", passed: nil)]
+    }
+
+    /// 12 MP phone HEICs of the corpus: iPhone XS Max, iPhone 8, iPhone 11 Pro, Samsung S22.
+    static let heicPhotos = ["heif/exifr/heic-iphone.heic", "heif/exifr/heic-maybebroken.HEIC",
+                             "heif/metadata-extractor/IMG_2927.HEIC", "heif/immich/samsung-one-ui-6.heic"]
 }

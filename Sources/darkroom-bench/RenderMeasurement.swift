@@ -145,11 +145,11 @@ enum RenderMeasurement {
         return timing
     }
 
-    /// Processes `count` photos, taking the JPEGs of `directory` in turn, with `workers` threads.
+    /// Processes `count` photos, taking the photos of `directory` (JPEG, or HEIC) in turn, with `workers` threads.
     static func run(directory: URL, workers: Int, count: Int, settings: Settings) throws -> Result {
         let listing = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
-        let files = listing.filter { $0.pathExtension == "jpg" }.sorted { $0.path < $1.path }
-        guard let first = files.first else { throw BenchError("no .jpg photos in \(directory.path)") }
+        let files = listing.filter { ["jpg", "heic"].contains($0.pathExtension.lowercased()) }.sorted { $0.path < $1.path }
+        guard let first = files.first else { throw BenchError("no .jpg or .heic photos in \(directory.path)") }
         // One warm-up photo outside the timing (first-touch page faults, lazy symbol binding).
         _ = try processOne(first, settings: settings)
         let queue = Queue(files: files, count: count)
