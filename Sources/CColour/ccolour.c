@@ -9,12 +9,15 @@ static pthread_once_t dr_quiet_once = PTHREAD_ONCE_INIT;
 /* lcms2 prints nothing: a bad profile is reported by the return value. */
 static void dr_quiet(void) { cmsSetLogErrorHandler(NULL); }
 
-int dr_colour_to_srgb(uint8_t *rgb, size_t pixel_count, const uint8_t *icc, size_t icc_length) {
-    if (rgb == NULL || icc == NULL || icc_length == 0) return DR_COLOUR_BAD_ARGUMENT;
+/* Transforms `pixel_count` pixels of `input_format` (of `in_bytes` each) from the space of `icc`
+   (which must be `space`) to 8-bit sRGB in `rgb`. */
+static int dr_transform(const uint8_t *input, cmsUInt32Number input_format, size_t in_bytes, cmsColorSpaceSignature space,
+                        uint8_t *rgb, size_t pixel_count, const uint8_t *icc, size_t icc_length) {
+    if (input == NULL || rgb == NULL || icc == NULL || icc_length == 0) return DR_COLOUR_BAD_ARGUMENT;
     pthread_once(&dr_quiet_once, dr_quiet);
     cmsHPROFILE source = cmsOpenProfileFromMem(icc, (cmsUInt32Number)icc_length);
     if (source == NULL) return DR_COLOUR_UNUSABLE_PROFILE;
-    if (cmsGetColorSpace(source) != cmsSigRgbData) {
+    if (cmsGetColorSpace(source) != space) {
         cmsCloseProfile(source);
         return DR_COLOUR_UNUSABLE_PROFILE;
     }
@@ -23,7 +26,7 @@ int dr_colour_to_srgb(uint8_t *rgb, size_t pixel_count, const uint8_t *icc, size
         cmsCloseProfile(source);
         return DR_COLOUR_UNUSABLE_PROFILE;
     }
-    cmsHTRANSFORM transform = cmsCreateTransform(source, TYPE_RGB_8, srgb, TYPE_RGB_8, INTENT_PERCEPTUAL, 0);
+    cmsHTRANSFORM transform = cmsCreateTransform(source, input_format, srgb, TYPE_RGB_8, INTENT_PERCEPTUAL, 0);
     cmsCloseProfile(source);
     cmsCloseProfile(srgb);
     if (transform == NULL) return DR_COLOUR_UNUSABLE_PROFILE;
@@ -31,10 +34,29 @@ int dr_colour_to_srgb(uint8_t *rgb, size_t pixel_count, const uint8_t *icc, size
     const size_t band = 1u << 24;
     for (size_t done = 0; done < pixel_count; done += band) {
         const size_t count = pixel_count - done < band ? pixel_count - done : band;
-        cmsDoTransform(transform, rgb + done * 3, rgb + done * 3, (cmsUInt32Number)count);
+        cmsDoTransform(transform, input + done * in_bytes, rgb + done * 3, (cmsUInt32Number)count);
     }
     cmsDeleteTransform(transform);
     return DR_COLOUR_OK;
+}
+
+int dr_colour_to_srgb(uint8_t *rgb, size_t pixel_count, const uint8_t *icc, size_t icc_length) {
+    return dr_transform(rgb, TYPE_RGB_8, 3, cmsSigRgbData, rgb, pixel_count, icc, icc_length);
+}
+
+int dr_colour_cmyk_to_srgb(const uint8_t *cmyk, int inverted, uint8_t *rgb, size_t pixel_count,
+                           const uint8_t *icc, size_t icc_length) {
+    return dr_transform(cmyk, inverted ? TYPE_CMYK_8_REV : TYPE_CMYK_8, 4, cmsSigCmykData, rgb, pixel_count, icc, icc_length);
+}
+
+int dr_colour_is_cmyk(const uint8_t *icc, size_t icc_length) {
+    if (icc == NULL || icc_length == 0) return 0;
+    pthread_once(&dr_quiet_once, dr_quiet);
+    cmsHPROFILE profile = cmsOpenProfileFromMem(icc, (cmsUInt32Number)icc_length);
+    if (profile == NULL) return 0;
+    const int cmyk = cmsGetColorSpace(profile) == cmsSigCmykData;
+    cmsCloseProfile(profile);
+    return cmyk;
 }
 
 static int dr_near(const cmsCIEXYZ *a, const cmsCIEXYZ *b) {

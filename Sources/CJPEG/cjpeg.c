@@ -218,7 +218,7 @@ static void dr_cmyk_row_to_rgb(const uint8_t *cmyk, uint8_t *rgb, int width, int
 }
 
 int dr_jpeg_decode(const uint8_t *data, size_t size, int scale_num, uint64_t pixel_limit,
-                   int fast, dr_jpeg_info *info, dr_jpeg_image *image, dr_jpeg_status *status) {
+                   int fast, int keep_cmyk, dr_jpeg_info *info, dr_jpeg_image *image, dr_jpeg_status *status) {
     struct jpeg_decompress_struct cinfo;
     dr_error_mgr err;
     uint8_t *volatile pixels = NULL;
@@ -306,7 +306,8 @@ int dr_jpeg_decode(const uint8_t *data, size_t size, int scale_num, uint64_t pix
         return status->code;
     }
     if (is_cmyk) {
-        cmyk_row = malloc(width * 4);
+        /* With keep_cmyk, the whole picture's samples: each row is read straight into its place. */
+        cmyk_row = malloc(keep_cmyk ? width * height * 4 : width * 4);
         if (cmyk_row == NULL) {
             status->code = DR_JPEG_NO_MEMORY;
             free(pixels);
@@ -319,9 +320,9 @@ int dr_jpeg_decode(const uint8_t *data, size_t size, int scale_num, uint64_t pix
         JSAMPROW rows[16];
         const JDIMENSION first = cinfo.output_scanline;
         if (is_cmyk) {
-            rows[0] = cmyk_row;
+            rows[0] = keep_cmyk ? cmyk_row + (size_t)first * width * 4 : cmyk_row;
             if (jpeg_read_scanlines(&cinfo, rows, 1) != 1) break;
-            dr_cmyk_row_to_rgb(cmyk_row, pixels + (size_t)first * width * 3, (int)width,
+            dr_cmyk_row_to_rgb(rows[0], pixels + (size_t)first * width * 3, (int)width,
                                cinfo.saw_Adobe_marker);
         } else {
             JDIMENSION count = cinfo.output_height - first;
@@ -341,9 +342,14 @@ int dr_jpeg_decode(const uint8_t *data, size_t size, int scale_num, uint64_t pix
         return status->code;
     }
     /* jpeg_finish_decompress would read on to EOI; trailing garbage there is harmless. */
+    if (is_cmyk && keep_cmyk) {
+        image->cmyk = cmyk_row;
+        image->cmyk_inverted = cinfo.saw_Adobe_marker ? 1 : 0;
+    } else {
+        free(cmyk_row);
+    }
     jpeg_abort_decompress(&cinfo);
     jpeg_destroy_decompress(&cinfo);
-    free(cmyk_row);
     image->pixels = pixels;
     image->width = (int)width;
     image->height = (int)height;

@@ -4,6 +4,9 @@ import CJPEG
 struct DecodedImage {
     let raster: Raster
     let iccProfile: [UInt8]?
+    /// A CMYK JPEG's own samples (4 bytes a pixel), kept when asked for, to be converted through
+    /// its CMYK profile; `raster` is then the decoder's approximation.
+    var cmyk: (storage: PixelStorage, inverted: Bool)? = nil
 }
 
 extension DecodedImage {
@@ -13,6 +16,7 @@ extension DecodedImage {
          icc: UnsafeMutablePointer<UInt8>?, iccLength: Int, free: (UnsafeMutablePointer<UInt8>) -> Void) throws {
         guard let pixels else { throw ImagingError.outOfMemory(width: width, height: height) }
         raster = Raster(width: width, height: height, storage: PixelStorage(adopting: pixels, count: width * height * 3))
+        cmyk = nil
         iccProfile = icc.map { icc in
             defer { free(icc) }
             return Array(UnsafeBufferPointer(start: icc, count: iccLength))
@@ -36,19 +40,24 @@ enum JPEGCodec {
         return imageInfo(info)
     }
 
-    /// Decodes at scale `scaleNumerator`/8 to 8-bit RGB.
-    static func decode(_ bytes: [UInt8], scaleNumerator: Int, pixelLimit: Int, fast: Bool = false) throws -> (ImageInfo, DecodedImage) {
+    /// Decodes at scale `scaleNumerator`/8 to 8-bit RGB; with `keepCMYK`, a CMYK file's own
+    /// samples are kept beside (see `DecodedImage.cmyk`).
+    static func decode(_ bytes: [UInt8], scaleNumerator: Int, pixelLimit: Int, fast: Bool = false,
+                       keepCMYK: Bool = false) throws -> (ImageInfo, DecodedImage) {
         var info = dr_jpeg_info()
         var image = dr_jpeg_image()
         var status = dr_jpeg_status()
         let code = bytes.withUnsafeBufferPointer { buffer in
             dr_jpeg_decode(
                 buffer.baseAddress, buffer.count, Int32(scaleNumerator), UInt64(max(pixelLimit, 0)), fast ? 1 : 0,
-                &info, &image, &status)
+                keepCMYK ? 1 : 0, &info, &image, &status)
         }
         try check(code, status: &status, info: info, pixelLimit: pixelLimit)
-        let decoded = try DecodedImage(pixels: image.pixels, width: Int(image.width), height: Int(image.height),
+        var decoded = try DecodedImage(pixels: image.pixels, width: Int(image.width), height: Int(image.height),
                                        icc: image.icc, iccLength: Int(image.icc_length), free: { dr_jpeg_free($0) })
+        if let samples = image.cmyk {
+            decoded.cmyk = (PixelStorage(adopting: samples, count: Int(image.width) * Int(image.height) * 4), image.cmyk_inverted != 0)
+        }
         return (imageInfo(info), decoded)
     }
 

@@ -63,7 +63,8 @@ struct Renderer {
             let scale = Self.jpegScale(
                 storedWidth: header.width, storedHeight: header.height, transposed: transposed,
                 displayWidth: displayWidth, displayHeight: displayHeight, plans: plans)
-            (info, decoded) = try JPEGCodec.decode(bytes, scaleNumerator: scale, pixelLimit: limit, fast: Self.fastDecode)
+            (info, decoded) = try JPEGCodec.decode(bytes, scaleNumerator: scale, pixelLimit: limit, fast: Self.fastDecode,
+                                                   keepCMYK: options.colour == .srgb)
         case .png:
             (info, decoded) = try PNGCodec.decode(bytes, pixelLimit: limit, background: options.background)
         case .heic, .heif, .avif:
@@ -73,11 +74,16 @@ struct Renderer {
         let decodedWidth = decoded.raster.width, decodedHeight = decoded.raster.height
         // Another space than sRGB is converted once, on the decoded raster, so that the variants,
         // the crop measures and the placeholder all see sRGB, and the variants carry no profile.
-        // A profile that cannot convert RGB pixels (a CMYK file's, decoded to RGB by the codec;
-        // an unreadable one) would mislabel them: it is dropped too.
+        // A CMYK JPEG's samples go through its CMYK profile. A profile that cannot be used (an
+        // unreadable one) would mislabel the pixels: it is dropped too, the decoder's own
+        // approximation kept.
         var iccProfile = decoded.iccProfile
         if options.colour == .srgb, let profile = iccProfile, !ColourConversion.isSRGB(profile) {
-            _ = ColourConversion.toSRGB(decoded.raster, from: profile)
+            if let cmyk = decoded.cmyk {
+                _ = ColourConversion.cmykToSRGB(cmyk.storage, inverted: cmyk.inverted, into: decoded.raster, from: profile)
+            } else {
+                _ = ColourConversion.toSRGB(decoded.raster, from: profile)
+            }
             iccProfile = nil
         }
         // The stored-orientation raster is not used after this (ARC frees it unless it is `upright` itself).

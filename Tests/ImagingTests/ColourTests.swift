@@ -111,6 +111,38 @@ struct ColourTests {
         #expect(total / Double(blocks.count) <= 2, "mean \(total / Double(blocks.count)) levels per channel")
     }
 
+    @Test("a CMYK JPEG goes through its CMYK profile, as lcms2's jpgicc converts it",
+          .enabled(if: Corpus.isAvailable && FileManager.default.isExecutableFile(atPath: "/usr/bin/jpgicc"),
+                   "../shared/corpus or lcms2's jpgicc (liblcms2-utils) not found"))
+    func cmykThroughItsProfile() throws {
+        let path = try #require(Corpus.root).appendingPathComponent("jpeg/metadata-extractor/Multiple_ICC_segments.jpg").path
+        let bytes = try Corpus.bytes("jpeg/metadata-extractor/Multiple_ICC_segments.jpg")
+        let target = NSTemporaryDirectory() + "darkroom-jpgicc-\(UUID().uuidString).jpg"
+        defer { try? FileManager.default.removeItem(atPath: target) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/jpgicc")
+        process.arguments = ["-q100", path, target]
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let reference = try JPEGCodec.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: target))), scaleNumerator: 8, pixelLimit: 0).1.raster
+        let full = VariantRecipe(name: "full", fit: .contain, width: 8192, height: 8192, quality: 100)
+        func meanDifference(_ options: RenderOptions) throws -> Double {
+            let variant = try #require(try Imaging.render(bytes, recipes: [full], options: options).variants.first)
+            let ours = try JPEGCodec.decode(variant.bytes, scaleNumerator: 8, pixelLimit: 0).1.raster
+            #expect(ours.width == reference.width && ours.height == reference.height)
+            var total = 0.0
+            for i in 0..<(ours.width * ours.height * 3) { total += abs(Double(ours.pixels[i]) - Double(reference.pixels[i])) }
+            return total / Double(ours.width * ours.height * 3)
+        }
+        let converted = try meanDifference(RenderOptions())
+        let naive = try meanDifference(RenderOptions(colour: .keep))
+        #expect(converted <= 2, "mean \(converted) levels from jpgicc's")
+        #expect(converted < naive, "the profile's conversion (\(converted)) is closer than the decoder's formula (\(naive))")
+    }
+
     @Test("with imaging.colour keep, the P3 pixels and profile stay as they are",
           .enabled(if: Corpus.isAvailable, "../shared/corpus not found"))
     func keepLeavesTheProfile() throws {

@@ -29,6 +29,14 @@ typedef enum {
 /// (perceptual intent: relative colorimetric for the matrix profiles cameras and phones write).
 int dr_colour_to_srgb(uint8_t *rgb, size_t pixel_count, const uint8_t *icc, size_t icc_length);
 
+/// Converts `pixel_count` CMYK pixels (4 bytes each; `inverted` when 255 means no ink, as
+/// Adobe writes them) through the CMYK profile `icc` to sRGB, into `rgb` (3 bytes each).
+int dr_colour_cmyk_to_srgb(const uint8_t *cmyk, int inverted, uint8_t *rgb, size_t pixel_count,
+                           const uint8_t *icc, size_t icc_length);
+
+/// 1 when `icc` is a CMYK profile (readable by lcms2).
+int dr_colour_is_cmyk(const uint8_t *icc, size_t icc_length);
+
 /// 1 when `icc` is an RGB profile whose primaries and white point are sRGB's (within 0.001 in
 /// XYZ) and whose tone curves are sRGB's (within one level of 255): converting would change
 /// nothing. 0 otherwise, and for a profile that cannot be read.

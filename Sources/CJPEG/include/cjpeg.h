@@ -77,12 +77,18 @@ typedef struct {
 } dr_jpeg_info;
 
 /// A decoded image: 8-bit RGB, rows packed (stride = width * 3), and the embedded ICC profile.
+/// For a CMYK or YCCK file decoded with `keep_cmyk`, also the CMYK samples as libjpeg gave them
+/// (4 bytes a pixel; `cmyk_inverted` when an Adobe marker says they are stored inverted, 255
+/// meaning no ink), so that the caller can convert them through the file's CMYK profile; the
+/// RGB pixels are then the decoder's own approximation.
 typedef struct {
     uint8_t *pixels;
     int width;
     int height;
     uint8_t *icc;
     unsigned int icc_length;
+    uint8_t *cmyk;
+    int cmyk_inverted;
 } dr_jpeg_image;
 
 /// Reads the header only. `pixel_limit` bounds width x height (0: no bound).
@@ -91,9 +97,10 @@ int dr_jpeg_probe(const uint8_t *data, size_t size, uint64_t pixel_limit,
 
 /// Decodes at scale scale_num/8 (1...8), to 8-bit RGB, reading the ICC profile.
 /// Premature end of data is an error (DR_JPEG_TRUNCATED), not a grey-padded picture.
-/// `fast` selects libjpeg-turbo's faster, slightly less exact IDCT and upsampling.
+/// `fast` selects libjpeg-turbo's faster, slightly less exact IDCT and upsampling; `keep_cmyk`
+/// keeps a CMYK file's samples in `image->cmyk` as well.
 int dr_jpeg_decode(const uint8_t *data, size_t size, int scale_num, uint64_t pixel_limit,
-                   int fast, dr_jpeg_info *info, dr_jpeg_image *image, dr_jpeg_status *status);
+                   int fast, int keep_cmyk, dr_jpeg_info *info, dr_jpeg_image *image, dr_jpeg_status *status);
 
 /// Encodes 8-bit RGB rows (`stride` bytes apart) as a JPEG with only the markers libjpeg
 /// always writes (SOI, JFIF APP0, tables, frame) plus, when `icc` is not NULL, the ICC profile.
