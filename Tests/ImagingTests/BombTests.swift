@@ -171,4 +171,25 @@ struct BombTests {
         }
         #expect(ImagingError.pastDeadline.category == .timeout)
     }
+
+    @Test("a HEIC whose ispe box claims 60000×60000 pixels is refused by the pixel limit before any decode",
+          .enabled(if: Corpus.isAvailable, "../shared/corpus not found"))
+    func heifClaimingHugeSize() throws {
+        var bytes = try Corpus.bytes("heif/exifr/heic-single.heic")
+        // ispe: size, "ispe", version and flags (4 bytes), then width and height (4 bytes each).
+        let ispe = try #require(bytes.indices.dropLast(16).first { Array(bytes[$0..<$0 + 4]) == Array("ispe".utf8) })
+        for offset in [ispe + 8, ispe + 12] {
+            bytes.replaceSubrange(offset..<offset + 4, with: [0x00, 0x00, 0xEA, 0x60])
+        }
+        let started = Date()
+        let error = #expect(throws: ImagingError.self) {
+            try Imaging.render(bytes, recipes: VariantRecipe.defaults, options: RenderOptions())
+        }
+        guard case .tooManyPixels(let width, let height, _) = error else {
+            Issue.record("expected the pixel limit, got \(String(describing: error))")
+            return
+        }
+        #expect(width == 60000 && height == 60000)
+        #expect(Date().timeIntervalSince(started) < 20, "refused from the header, not after a decode")
+    }
 }
