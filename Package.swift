@@ -117,8 +117,10 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // What every benchmark uses: arguments, the machine's clocks and memory, child processes, tables and verdicts.
+        .target(name: "BenchKit", dependencies: ["SeededRandom"]),
         .executableTarget(name: "darkroom-bench", dependencies: [
-            "Imaging", "PhotoMetadata", "Moments", "Catalog", "Ingest", "LibraryImport", "Settings", "Storage",
+            "BenchKit", "Imaging", "PhotoMetadata", "Moments", "Catalog", "Ingest", "LibraryImport", "Settings", "Storage",
             "SeededRandom",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOCore", package: "swift-nio"),

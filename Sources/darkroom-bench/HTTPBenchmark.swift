@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Catalog
+import BenchKit
 import Foundation
 #if canImport(Glibc)
 import Glibc

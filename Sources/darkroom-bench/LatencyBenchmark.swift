@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Catalog
+import BenchKit
 import Foundation
 
 /// `darkroom-bench latency`: how long an upload takes to be `done`, against the photo's own

@@ -1,4 +1,5 @@
 import Catalog
+import BenchKit
 import Foundation
 import Moments
 import PhotoMetadata

@@ -1,4 +1,5 @@
 import Catalog
+import BenchKit
 import Foundation
 #if canImport(Glibc)
 import Glibc

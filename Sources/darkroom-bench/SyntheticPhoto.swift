@@ -1,3 +1,4 @@
+import BenchKit
 import Foundation
 
 /// A synthetic photo-like PNG (gradients, texture, discs) for machines without the corpus.

@@ -1,3 +1,4 @@
+import BenchKit
 import Foundation
 
 /// The same four outputs made by vipsthumbnail (libvips), one process per output as a

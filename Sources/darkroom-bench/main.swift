@@ -11,6 +11,7 @@
 //
 // Every figure goes to standard output with how it was measured and its target (PASS/MISS).
 // The speed targets live here, never in tests.
+import BenchKit
 import Foundation
 
 let usage = """

@@ -1,28 +1,28 @@
 /// The command line of `darkroom-bench`: a subcommand, then `--flag value` pairs and bare flags.
-struct BenchArguments {
+public struct BenchArguments {
     /// The subcommand (`render`, `pipeline`, `moments`, `all`), if any.
-    let command: String?
+    public let command: String?
     /// Everything after the subcommand.
-    let options: [String]
+    public let options: [String]
 
-    init(_ arguments: [String]) {
+    public init(_ arguments: [String]) {
         command = arguments.first
         options = Array(arguments.dropFirst())
     }
 
     /// Whether a bare flag (such as `--no-metadata`) is present.
-    func has(_ flag: String) -> Bool {
+    public func has(_ flag: String) -> Bool {
         options.contains(flag)
     }
 
     /// The value after `flag`, if the flag is present.
-    func value(_ flag: String) -> String? {
+    public func value(_ flag: String) -> String? {
         guard let index = options.firstIndex(of: flag), index + 1 < options.count else { return nil }
         return options[index + 1]
     }
 
     /// A whole number after `flag` in `range`, or `fallback` when the flag is absent.
-    func int(_ flag: String, default fallback: Int, in range: ClosedRange<Int> = 1...Int.max) throws -> Int {
+    public func int(_ flag: String, default fallback: Int, in range: ClosedRange<Int> = 1...Int.max) throws -> Int {
         guard let text = value(flag) else { return fallback }
         guard let number = Int(text), range.contains(number) else {
             let bound = range.upperBound == Int.max ? "of at least \(range.lowerBound)" : "in \(range.lowerBound)...\(range.upperBound)"
@@ -32,7 +32,7 @@ struct BenchArguments {
     }
 
     /// A comma-separated list of whole numbers after `flag`, or `fallback` when the flag is absent.
-    func ints(_ flag: String, default fallback: [Int]) throws -> [Int] {
+    public func ints(_ flag: String, default fallback: [Int]) throws -> [Int] {
         guard let text = value(flag) else { return fallback }
         let numbers = text.split(separator: ",").compactMap { Int($0) }
         guard !numbers.isEmpty, numbers.count == text.split(separator: ",").count, numbers.allSatisfy({ $0 >= 1 }) else {
@@ -42,7 +42,7 @@ struct BenchArguments {
     }
 
     /// Refuses any `--flag` not in `valueFlags` (followed by a value) or `bareFlags`.
-    func check(valueFlags: Set<String>, bareFlags: Set<String> = []) throws {
+    public func check(valueFlags: Set<String>, bareFlags: Set<String> = []) throws {
         var index = 0
         while index < options.count {
             let option = options[index]

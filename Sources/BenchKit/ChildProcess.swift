@@ -10,23 +10,23 @@ import Glibc
 /// carries that address space's high-water mark into the child's `ru_maxrss` at exec, so
 /// `ru_maxrss` reports at least the parent's own peak. VmHWM belongs to the new program's
 /// address space alone.
-enum ChildProcess {
-    struct Result {
+public enum ChildProcess {
+    public struct Result {
         /// The exit code, or 128 + the signal that ended it.
-        let status: Int32
+        public let status: Int32
         /// Wall time from spawn to exit.
-        let wallSeconds: Double
+        public let wallSeconds: Double
         /// The child's peak resident set (VmHWM, last read before it exited), in kB.
-        let peakKilobytes: Int
+        public let peakKilobytes: Int
         /// What `wait4` reports as `ru_maxrss` (at least this process's own peak), in kB.
-        let maxRSSKilobytes: Int
+        public let maxRSSKilobytes: Int
         /// CPU time the child spent in user and kernel mode.
-        let cpuSeconds: Double
+        public let cpuSeconds: Double
     }
 
     /// Runs `executable` with `arguments`, standard output and error to the given files
     /// (or /dev/null), and `environment` added to this process's, and waits for it.
-    static func run(_ executable: String, _ arguments: [String], stdout: String? = nil, stderr: String? = nil,
+    public static func run(_ executable: String, _ arguments: [String], stdout: String? = nil, stderr: String? = nil,
                     environment: [String: String] = [:]) throws -> Result {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -67,10 +67,10 @@ enum ChildProcess {
     }
 
     /// How often the child's VmHWM is read: a peak in its last moments before exit may be missed.
-    static let pollMicroseconds: UInt32 = 20_000
+    public static let pollMicroseconds: UInt32 = 20_000
 
     /// VmHWM of a running process, in kB (0 once it has exited).
-    static func highWaterMark(of pid: pid_t) -> Int {
+    public static func highWaterMark(of pid: pid_t) -> Int {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
         for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
             return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0

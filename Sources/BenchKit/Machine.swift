@@ -4,41 +4,41 @@ import Glibc
 #endif
 
 /// What the benchmark reads about the machine and its own process.
-enum Machine {
-    /// Seconds on a monotonic clock (for intervals only).
+public enum Machine {
     /// CPU time of the calling thread, in seconds.
-    static func threadCPUSeconds() -> Double {
+    public static func threadCPUSeconds() -> Double {
         var spec = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 
-    static func now() -> Double {
+    /// Seconds on a monotonic clock (for intervals only).
+    public static func now() -> Double {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 
     /// The 1-minute load average: other work on a shared machine shows up here.
-    static func loadAverage() -> String {
+    public static func loadAverage() -> String {
         guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return "?" }
         return String(text.split(separator: " ").first ?? "?")
     }
 
     /// The directory of the running executable, where `swift build` puts `darkroom` too.
-    static func executableDirectory() -> URL {
+    public static func executableDirectory() -> URL {
         let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: link).deletingLastPathComponent()
     }
 
     /// The running executable itself (for measuring children).
-    static func executable() -> URL {
+    public static func executable() -> URL {
         let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: link)
     }
 
     /// VmHWM from /proc/self/status: this process's peak resident memory, in kB.
-    static func peakKilobytes() -> Int {
+    public static func peakKilobytes() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
         for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
             return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
@@ -47,7 +47,7 @@ enum Machine {
     }
 
     /// A new empty directory under `parent` (the system's temporary directory by default).
-    static func scratchDirectory(_ name: String, under parent: URL? = nil) throws -> URL {
+    public static func scratchDirectory(_ name: String, under parent: URL? = nil) throws -> URL {
         let base = parent ?? FileManager.default.temporaryDirectory
         let directory = base.appendingPathComponent("darkroom-bench-\(getpid())-\(name)")
         try? FileManager.default.removeItem(at: directory)
@@ -61,13 +61,13 @@ enum Machine {
 
     /// A RAM-backed directory (tmpfs) when the machine has one, for runs whose disk cost is not
     /// the point.
-    static func memoryDirectory() -> URL? {
+    public static func memoryDirectory() -> URL? {
         let shm = URL(fileURLWithPath: "/dev/shm")
         return access(shm.path, W_OK) == 0 ? shm : nil
     }
 
     /// Bytes used by the files under `directory`.
-    static func diskUsage(_ directory: URL) -> Int64 {
+    public static func diskUsage(_ directory: URL) -> Int64 {
         guard let walker = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.fileSizeKey]) else { return 0 }
         var total: Int64 = 0
         for case let url as URL in walker {

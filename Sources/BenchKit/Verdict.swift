@@ -1,23 +1,32 @@
 /// One figure set against its target, for the tables and the final summary.
-struct Verdict: Sendable {
+public struct Verdict: Sendable {
     /// The benchmark it comes from (`render`, `pipeline`, `moments`).
-    let section: String
+    public let section: String
     /// What was measured.
-    let measure: String
+    public let measure: String
     /// The figure, formatted.
-    let figure: String
+    public let figure: String
     /// The target, in words.
-    let target: String
+    public let target: String
     /// Whether the figure meets the target; nil when it could not be measured.
-    let passed: Bool?
+    public let passed: Bool?
+
+    /// A verdict from its fields.
+    public init(section: String, measure: String, figure: String, target: String, passed: Bool?) {
+        self.section = section
+        self.measure = measure
+        self.figure = figure
+        self.target = target
+        self.passed = passed
+    }
 
     /// `PASS`, `MISS`, or `n/a`.
-    var word: String {
+    public var word: String {
         passed.map { $0 ? "PASS" : "MISS" } ?? "n/a"
     }
 
     /// Prints verdicts as a table.
-    static func printTable(_ verdicts: [Verdict], withSection: Bool = false) {
+    public static func printTable(_ verdicts: [Verdict], withSection: Bool = false) {
         var rows: [[String]] = []
         for verdict in verdicts {
             let row = [verdict.measure, verdict.figure, verdict.target, verdict.word]
