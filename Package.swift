@@ -63,6 +63,12 @@ let package = Package(
             "Failures", "JSONValues", "Moments",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
+        // The import's runs and its journal of files in the catalog: what `darkroom import`
+        // resumes from and `status` lists.
+        .target(name: "CatalogImports", dependencies: [
+            "Catalog",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
         // The `server` and `webhooks` settings alone, so that what needs only them (webhook
         // delivery) does not depend on the imaging stack.
         .target(name: "ServiceSettings"),
@@ -81,7 +87,7 @@ let package = Package(
         ]),
         // `darkroom import`: walking a photo library, sidecars, the journal, report and progress.
         .target(name: "LibraryImport", dependencies: [
-            "Ingest", "Settings", "Storage", "Terminal", "Failures", "Imaging", "PhotoMetadata", "Catalog",
+            "Ingest", "Settings", "Storage", "Terminal", "Failures", "Imaging", "PhotoMetadata", "Catalog", "CatalogImports",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // What the command line and the HTTP API both ask: moment views and exports,
@@ -98,10 +104,17 @@ let package = Package(
         ]),
         // `multipart/form-data` read as it streams in, with limits checked as the bytes arrive.
         .target(name: "Multipart"),
+        // The long-running parts of `serve` and `run` as services of swift-service-lifecycle.
+        .target(name: "LifecycleServices", dependencies: [
+            "Ingest", "Terminal", "Webhooks",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
         // `darkroom serve`: the backend's upload hook and read API over HTTP.
         .target(name: "HTTPService", dependencies: [
             "BuildInfo", "Catalog", "Failures", "Imaging", "Ingest", "JSONValues", "Moments", "Operations", "PhotoMetadata", "ServiceSettings",
-            "Multipart", "Settings", "Storage", "Terminal", "Webhooks",
+            "LifecycleServices", "Multipart", "Settings", "Storage", "Terminal", "Webhooks",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
@@ -112,7 +125,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ], exclude: ["openapi.json"]),
         .executableTarget(name: "darkroom", dependencies: [
-            "BuildInfo", "Catalog", "HTTPService", "Imaging", "Ingest", "JSONValues", "LibraryImport", "Moments", "Operations",
+            "BuildInfo", "Catalog", "CatalogImports", "HTTPService", "Imaging", "Ingest", "JSONValues", "LibraryImport", "Moments", "Operations",
             "PhotoMetadata", "ServiceSettings", "Settings", "Storage", "Terminal", "Webhooks",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -164,7 +177,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
-            "Catalog",
+            "Catalog", "CatalogImports",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
     ]

@@ -67,6 +67,13 @@ extension Catalog {
         try read { db in try JobRecord.finished(claimPath: claimPath, in: db) }
     }
 
+    /// The newest job recorded under this claim path (an import's file version), if any.
+    public func latestJob(claimPath: String) throws(CatalogError) -> JobRecord? {
+        try read { db in
+            try JobRecord.filter(Column("claim_path") == claimPath).order(Column("id").desc).fetchOne(db)
+        }
+    }
+
     /// The latest job of a photo that arrived under any of these spool names, if one finished.
     public func latestJob(sourceNames: [String]) throws(CatalogError) -> JobRecord? {
         try read { db in try JobRecord.latest(sourceNames: sourceNames, in: db) }

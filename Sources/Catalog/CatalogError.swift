@@ -19,7 +19,8 @@ public enum CatalogError: CategorizedError, CustomStringConvertible, Sendable, E
     /// Any other failure, with the database's message.
     case other(String)
 
-    init(_ error: any Error, path: String) {
+    /// Any error of a catalog operation on the database at `path`, by what it is.
+    public init(_ error: any Error, path: String) {
         if let error = error as? CatalogError {
             self = error
             return

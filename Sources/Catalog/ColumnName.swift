@@ -5,9 +5,9 @@ import GRDB
 /// GRDB's `convertToSnakeCase` goes through Foundation's character sets for every key of every
 /// insert, which was a tenth of the cost of committing a photo; the record properties are
 /// plain ASCII camel case, so this does the same in one pass over the bytes.
-enum ColumnName {
+public enum ColumnName {
     /// The encoding strategy of every record type.
-    static let encoding = DatabaseColumnEncodingStrategy.custom { key in snakeCase(key.stringValue) }
+    public static let encoding = DatabaseColumnEncodingStrategy.custom { key in snakeCase(key.stringValue) }
 
     /// `camelCase` → `camel_case`; an acronym is one word (`imageURLPath` → `image_url_path`).
     static func snakeCase(_ name: String) -> String {

@@ -9,6 +9,7 @@ import ServiceLifecycle
 import UnixSignals
 import Webhooks
 import Ingest
+import LifecycleServices
 import Settings
 import Storage
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Catalog
+import CatalogImports
 import Foundation
 import Storage
 

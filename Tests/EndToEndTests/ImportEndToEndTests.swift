@@ -1,4 +1,5 @@
 import Catalog
+import CatalogImports
 import Foundation
 import GRDB
 import Testing

@@ -6,11 +6,16 @@ import Ingest
 /// The spool workers as a service of `darkroom serve`: `Worker.run` blocks, so it runs on a
 /// thread of its own; a graceful shutdown (or cancellation) stops it, and the service ends once
 /// the photos in hand are finished.
-struct WorkerService: Service {
+public struct WorkerService: Service {
     let worker: Worker
     let logger: Logger
 
-    func run() async {
+    public init(worker: Worker, logger: Logger) {
+        self.worker = worker
+        self.logger = logger
+    }
+
+    public func run() async {
         let worker = worker
         await withTaskCancellationOrGracefulShutdownHandler {
             await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in

@@ -10,10 +10,10 @@ import Foundation
 /// before (`openat`), and the file itself with `O_NOFOLLOW`, then checked to be a regular file.
 /// The library may sit on a volume that other programs write; a link placed there under a valid
 /// name (to `/etc/passwd`, or to a folder elsewhere) is answered as missing, never served.
-enum LibraryFile {
+public enum LibraryFile {
     /// The file's bytes (empty when `contents` is false), or nil when some component is missing,
     /// is a link, or the file is not a regular file.
-    static func read(root: String, components: [String], contents: Bool = true) -> Data? {
+    public static func read(root: String, components: [String], contents: Bool = true) -> Data? {
         guard !components.isEmpty, components.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." && !$0.contains("/") }) else {
             return nil
         }

@@ -1,3 +1,4 @@
+import Catalog
 import GRDB
 
 /// One file of an imported library in the import journal: the version of the file that was

@@ -3,8 +3,10 @@ import Terminal
 
 /// Tells the service manager `STOPPING=1` as soon as a graceful shutdown begins, while the
 /// server still answers the requests in flight and the workers finish the photos in hand.
-struct StoppingNotice: Service {
-    func run() async throws {
+public struct StoppingNotice: Service {
+    public init() {}
+
+    public func run() async throws {
         try? await gracefulShutdown()
         ServiceManager.notify("STOPPING=1")
     }

@@ -1,3 +1,4 @@
+import Catalog
 import Foundation
 import GRDB
 
@@ -66,14 +67,5 @@ extension Catalog {
     /// How many distinct moments hold the pictures an import added.
     public func momentCount(ofImport importId: Int64) throws(CatalogError) -> Int {
         try read { db in try ImportFileRecord.momentCount(ofImport: importId, in: db) }
-    }
-}
-
-extension Catalog {
-    /// The newest job recorded under this claim path (an import's file version), if any.
-    public func latestJob(claimPath: String) throws(CatalogError) -> JobRecord? {
-        try read { db in
-            try JobRecord.filter(Column("claim_path") == claimPath).order(Column("id").desc).fetchOne(db)
-        }
     }
 }
