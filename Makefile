@@ -8,7 +8,7 @@ SWIFT ?= swift
 # that conversion with lcms2's own transicc.
 DEBS := pkg-config libjpeg62-turbo-dev libpng-dev libexif-dev libsqlite3-dev libheif-dev libwebp-dev liblcms2-dev liblcms2-utils
 # Only the benchmark needs these: vipsthumbnail is its point of comparison.
-BENCH_DEBS := libvips-tools
+BENCH_DEBS := libvips-tools libjpeg-turbo-progs
 # Only `make fuzz` needs these.
 FUZZ_DEBS := python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

@@ -19,6 +19,14 @@ public enum Machine {
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 
+    /// Minor page faults of the calling thread so far (getrusage RUSAGE_THREAD): each is a page
+    /// touched for the first time (zeroed by the kernel) or mapped again.
+    public static func threadPageFaults() -> Int {
+        var usage = rusage()
+        getrusage(__rusage_who_t(1), &usage)  // RUSAGE_THREAD (a GNU extension Swift does not import)
+        return usage.ru_minflt
+    }
+
     /// The 1-minute load average: other work on a shared machine shows up here.
     public static func loadAverage() -> String {
         guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return "?" }

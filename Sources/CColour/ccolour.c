@@ -80,8 +80,12 @@ int dr_colour_is_srgb(const uint8_t *icc, size_t icc_length) {
     if (profile == NULL) return 0;
     cmsHPROFILE srgb = cmsCreate_sRGBProfile();
     int same = srgb != NULL && cmsGetColorSpace(profile) == cmsSigRgbData && cmsIsMatrixShaper(profile);
-    const cmsTagSignature colorants[] = {cmsSigRedColorantTag, cmsSigGreenColorantTag, cmsSigBlueColorantTag, cmsSigMediaWhitePointTag};
-    for (int i = 0; same && i < 4; i++) same = dr_near(cmsReadTag(profile, colorants[i]), cmsReadTag(srgb, colorants[i]));
+    /* The colorants (adapted to the D50 connection space) and the curves are the whole
+     * transform of a matrix-shaper profile. The media white point is not compared: version 2
+     * profiles such as the common "sRGB IEC61966-2.1" store D65 there, version 4 ones D50, and
+     * neither changes a perceptual or relative conversion. */
+    const cmsTagSignature colorants[] = {cmsSigRedColorantTag, cmsSigGreenColorantTag, cmsSigBlueColorantTag};
+    for (int i = 0; same && i < 3; i++) same = dr_near(cmsReadTag(profile, colorants[i]), cmsReadTag(srgb, colorants[i]));
     const cmsTagSignature curves[] = {cmsSigRedTRCTag, cmsSigGreenTRCTag, cmsSigBlueTRCTag};
     for (int i = 0; same && i < 3; i++) same = dr_same_curve(profile, srgb, curves[i]);
     if (srgb != NULL) cmsCloseProfile(srgb);

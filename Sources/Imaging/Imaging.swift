@@ -43,6 +43,10 @@ public enum Imaging {
         return try Renderer.probe(bytes, format: format, pixelLimit: pixelLimit)
     }
 
+    /// Whether the resampler runs in 8-lane AVX2 vectors on this processor (else the baseline
+    /// vector unit): for reports.
+    public static var resamplerUsesAVX2: Bool { Resampler.usesAVX2 }
+
     /// Renders every recipe from one decode of `bytes`.
     ///
     /// - `contain` variants fit inside the recipe's box with the aspect kept, and keep the

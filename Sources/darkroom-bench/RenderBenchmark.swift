@@ -18,6 +18,8 @@ enum RenderBenchmark {
     struct Options {
         var photos = 8
         var rounds = 2
+        /// Rounds over the corpus's real photos (each photo through every tool in each round).
+        var realRounds = 3
         var workerCounts = [1, 2]
         var orientation: Int?
         /// Keeps the photos here (for profiling with perf) instead of a removed temporary directory.
@@ -26,7 +28,8 @@ enum RenderBenchmark {
         init() {}
 
         init(_ arguments: BenchArguments) throws {
-            try arguments.check(valueFlags: ["--photos", "--rounds", "--workers", "--orientation", "--dir"])
+            try arguments.check(valueFlags: ["--photos", "--rounds", "--real-rounds", "--workers", "--orientation", "--dir"])
+            realRounds = try arguments.int("--real-rounds", default: realRounds, in: 1...100)
             photos = try arguments.int("--photos", default: photos)
             rounds = try arguments.int("--rounds", default: rounds)
             if arguments.value("--workers") != nil { workerCounts = [try arguments.int("--workers", default: 1, in: 1...2)] }
@@ -124,6 +127,10 @@ enum RenderBenchmark {
         }
         verdicts += try heic(options, work: work, jpeg: plain.first { $0.workers == 1 })
         Verdict.printTable(verdicts)
+        print("")
+        let real = try RealPhotoBenchmark.run(rounds: options.realRounds, work: work)
+        verdicts += real
+        Verdict.printTable(real)
         print("")
         return verdicts
     }

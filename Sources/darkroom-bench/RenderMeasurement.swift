@@ -27,6 +27,10 @@ enum RenderMeasurement {
         let readMilliseconds: Double
         let metadataMilliseconds: Double
         let renderMilliseconds: Double
+        /// Mean CPU time of the worker thread per photo (CLOCK_THREAD_CPUTIME_ID), all steps.
+        var cpuMilliseconds = 0.0
+        /// Mean minor page faults of the worker thread per photo.
+        var pageFaults = 0.0
         /// CPU time of the measuring child (user + system, its warm-up photo included), when it ran as one.
         var childCPUSeconds: Double?
 
@@ -36,7 +40,8 @@ enum RenderMeasurement {
 
         var line: String {
             "RESULT workers=\(workers) photos=\(photos) wall=\(wallSeconds) median=\(medianMilliseconds) min=\(minimumMilliseconds) "
-                + "hwm=\(peakKilobytes) read=\(readMilliseconds) metadata=\(metadataMilliseconds) render=\(renderMilliseconds)"
+                + "hwm=\(peakKilobytes) read=\(readMilliseconds) metadata=\(metadataMilliseconds) render=\(renderMilliseconds) "
+                + "cpu=\(cpuMilliseconds) faults=\(pageFaults)"
         }
 
         init(workers: Int, photos: Int, wallSeconds: Double, medianMilliseconds: Double, minimumMilliseconds: Double,
@@ -67,6 +72,8 @@ enum RenderMeasurement {
             else { return nil }
             self.init(workers: workers, photos: photos, wallSeconds: wall, medianMilliseconds: median, minimumMilliseconds: minimum,
                       peakKilobytes: hwm, readMilliseconds: read, metadataMilliseconds: metadata, renderMilliseconds: render)
+            cpuMilliseconds = number("cpu") ?? 0
+            pageFaults = number("faults") ?? 0
         }
     }
 
@@ -75,6 +82,9 @@ enum RenderMeasurement {
         var read = 0.0
         var metadata = 0.0
         var render = 0.0
+        /// The thread's CPU time over all three.
+        var cpu = 0.0
+        var faults = 0.0
         var total: Double { read + metadata + render }
     }
 
@@ -124,6 +134,8 @@ enum RenderMeasurement {
     /// the four default variants (with the metadata's orientation).
     static func processOne(_ file: URL, settings: Settings) throws -> Timing {
         var timing = Timing()
+        let cpuStart = Machine.threadCPUSeconds()
+        let faultStart = Machine.threadPageFaults()
         var mark = Machine.now()
         func lap() -> Double {
             let now = Machine.now()
@@ -143,6 +155,8 @@ enum RenderMeasurement {
         guard result.variants.count == VariantRecipe.defaults.count else {
             throw BenchError("\(file.lastPathComponent): \(result.variants.count) variants rendered instead of \(VariantRecipe.defaults.count)")
         }
+        timing.cpu = (Machine.threadCPUSeconds() - cpuStart) * 1000
+        timing.faults = Double(Machine.threadPageFaults() - faultStart)
         return timing
     }
 
@@ -175,10 +189,13 @@ enum RenderMeasurement {
         func mean(_ step: KeyPath<Timing, Double>) -> Double {
             timings.isEmpty ? 0 : timings.reduce(0) { $0 + $1[keyPath: step] } / Double(timings.count)
         }
-        return Result(
+        var result = Result(
             workers: workers, photos: timings.count, wallSeconds: wall, medianMilliseconds: sorted.isEmpty ? 0 : sorted[sorted.count / 2],
             minimumMilliseconds: sorted.first ?? 0, peakKilobytes: Machine.peakKilobytes(),
             readMilliseconds: mean(\.read), metadataMilliseconds: mean(\.metadata), renderMilliseconds: mean(\.render))
+        result.cpuMilliseconds = mean(\.cpu)
+        result.pageFaults = mean(\.faults)
+        return result
     }
 
     /// Runs one measurement in a child process (its own process, so VmHWM is its own) and parses

@@ -1,6 +1,6 @@
 // darkroom-bench: Darkroom's speed and memory targets, measured (`make bench` runs `all`).
 //
-//   darkroom-bench render   [--photos N] [--rounds R] [--workers 1|2] [--orientation 1...8] [--dir DIR]
+//   darkroom-bench render   [--photos N] [--rounds R] [--real-rounds R] [--workers 1|2] [--orientation 1...8] [--dir DIR]
 //   darkroom-bench pipeline [--photos N] [--base K] [--workers W] [--flat-counts A,B] [--no-throughput] [--no-flatness]
 //   darkroom-bench import   [--photos N] [--base K] [--workers W] [--flat-counts A,B] [--no-throughput] [--no-flatness]
 //   darkroom-bench moments  [--pictures N] [--block B] [--authors A] [--seed S] [--dir DIR] [--disk-sample N] [--max-seconds S] [--keep]
@@ -15,7 +15,7 @@ import BenchKit
 import Foundation
 
 let usage = """
-    usage: darkroom-bench render   [--photos N=8] [--rounds R=2] [--workers 1|2] [--orientation 1...8] [--dir DIR]
+    usage: darkroom-bench render   [--photos N=8] [--rounds R=2] [--real-rounds R=3] [--workers 1|2] [--orientation 1...8] [--dir DIR]
            darkroom-bench pipeline [--photos N=1000] [--base K=8] [--workers W=2] [--flat-counts A,B=1000,5000]
                                    [--no-throughput] [--no-flatness]
            darkroom-bench import   [--photos N=2000] [--base K=8] [--workers W=2] [--flat-counts A,B=1000,5000]
@@ -53,6 +53,7 @@ func runAll(_ arguments: BenchArguments) throws -> [Verdict] {
         imports.flatCounts = [100, 500]
         render.photos = 2
         render.rounds = 1
+        render.realRounds = 1
         pipeline.photos = 40
         pipeline.base = 2
         pipeline.flatCounts = [100, 500]

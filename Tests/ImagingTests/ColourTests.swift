@@ -38,6 +38,27 @@ struct ColourTests {
         }
     }
 
+    /// An iPhone 6 Plus JPEG carrying the common version 2 "sRGB IEC61966-2.1" profile (D65 in its
+    /// media white point, where lcms2's built-in version 4 sRGB has D50).
+    static let v2SRGBPhoto = "jpeg/metadata-extractor/Apple_iPhone_6_plus.jpg"
+
+    @Test("the version 2 sRGB IEC61966-2.1 profile is sRGB: no conversion, and converting through it would change nothing",
+          .enabled(if: Corpus.isAvailable, "../shared/corpus not found"))
+    func version2SRGBIsSRGB() throws {
+        let (_, decoded) = try JPEGCodec.decode(try Corpus.bytes(Self.v2SRGBPhoto), scaleNumerator: 1, pixelLimit: 0)
+        let profile = try #require(decoded.iccProfile)
+        #expect(ColourConversion.isSRGB(profile))
+        let source = decoded.raster
+        let copy = try Pixels.raster(width: source.width, height: source.height) { x, y in
+            let p = (y * source.width + x) * 3
+            return (source.pixels[p], source.pixels[p + 1], source.pixels[p + 2])
+        }
+        #expect(ColourConversion.toSRGB(copy, from: profile))
+        var worst = 0
+        for i in 0..<(source.width * source.height * 3) { worst = max(worst, abs(Int(copy.pixels[i]) - Int(source.pixels[i]))) }
+        #expect(worst <= 1, "converting through the profile moved a level by \(worst)")
+    }
+
     @Test("Display P3 pixels converted here match lcms2's transicc within a level",
           .enabled(if: ready, "../shared/corpus or lcms2's transicc (liblcms2-utils) not found"))
     func p3PixelsMatchTransicc() throws {

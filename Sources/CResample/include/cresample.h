@@ -1,0 +1,40 @@
+#ifndef DARKROOM_CRESAMPLE_H
+#define DARKROOM_CRESAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The separable resampling passes over 8-bit RGB, vectorised: the filter taps are computed by
+ * the caller (Imaging's ResampleAxis), this layer only runs them. Vertical pass first, over the
+ * source columns the output reads, from a ring of source rows widened to float once each; then
+ * the horizontal pass over each (much shorter) intermediate row. On x86-64 processors with AVX2
+ * and FMA the passes run in 8-lane vectors with fused multiply-adds (chosen at run time); other
+ * processors run the same code for their baseline vector unit.
+ */
+
+/* One axis's taps: for output pixel i, `taps` weights from source pixel starts[i]. Every start
+ * satisfies 0 <= starts[i] and starts[i] + taps <= source size + 1 (a read one past the end
+ * meets a zero weight); `taps` is even. */
+typedef struct {
+    int32_t output_size;
+    int32_t taps;
+    const int32_t *starts;
+    const float *weights;
+} dr_resample_axis;
+
+/* Floats of scratch `dr_resample` needs for these axes over a source `source_width` wide. */
+size_t dr_resample_scratch_floats(int32_t source_width, const dr_resample_axis *horizontal,
+                                  const dr_resample_axis *vertical);
+
+/* Resamples `source` (rows of `source_stride` bytes) into `target` (horizontal->output_size
+ * by vertical->output_size, rows of `target_stride` bytes), using `scratch` of at least
+ * dr_resample_scratch_floats floats. Returns 0, or -1 when the scratch is too small. */
+int dr_resample(const uint8_t *source, int32_t source_width, int32_t source_height, size_t source_stride,
+                const dr_resample_axis *horizontal, const dr_resample_axis *vertical,
+                uint8_t *target, size_t target_stride, float *scratch, size_t scratch_floats);
+
+/* 1 when the 8-lane (AVX2 and FMA) passes are in use on this processor, else 0. */
+int dr_resample_uses_avx2(void);
+
+#endif

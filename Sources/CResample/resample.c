@@ -1,0 +1,239 @@
+#include "cresample.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+/* Multiply-adds fuse into one instruction where the processor has them (the AVX2 build). */
+#pragma clang fp contract(fast)
+
+#if defined(__x86_64__) && defined(__clang__)
+#define DR_RESAMPLE_X86 1
+#endif
+
+typedef float dr_v8 __attribute__((vector_size(32)));
+
+#define DR_INLINE static inline __attribute__((always_inline))
+
+DR_INLINE dr_v8 load8(const float *p) {
+    dr_v8 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+DR_INLINE void store8(float *p, dr_v8 v) { memcpy(p, &v, sizeof v); }
+
+/* The source columns the horizontal taps read: [first, end). */
+typedef struct {
+    int32_t first;
+    int32_t end;
+} dr_span;
+
+static dr_span columns_read(const dr_resample_axis *horizontal) {
+    dr_span span = {0, 1};
+    if (horizontal->output_size <= 0) return span;
+    span.first = horizontal->starts[0];
+    span.end = horizontal->starts[0] + horizontal->taps;
+    for (int32_t i = 1; i < horizontal->output_size; i++) {
+        int32_t start = horizontal->starts[i];
+        if (start < span.first) span.first = start;
+        if (start + horizontal->taps > span.end) span.end = start + horizontal->taps;
+    }
+    return span;
+}
+
+/* The floats of one widened row: the span's samples rounded up to whole 32-float chunks (the
+ * vertical pass runs in chunks) plus 8 for the horizontal pass's 8-float reads past the last tap. */
+static size_t row_floats(dr_span span) {
+    size_t samples = (size_t)(span.end - span.first) * 3;
+    return (samples + 31) / 32 * 32 + 8;
+}
+
+/* The scratch, in floats: the ring of widened rows, the vertical pass's row, the horizontal
+ * pass's float row, the expanded horizontal weights, the ring's row offsets and the source row
+ * each ring slot holds (int32). */
+typedef struct {
+    size_t row;
+    size_t ring;
+    size_t intermediate;
+    size_t output;
+    size_t weights;
+    size_t offsets;
+    size_t held;
+    size_t total;
+} dr_layout;
+
+static dr_layout layout(int32_t source_width, const dr_resample_axis *horizontal, const dr_resample_axis *vertical) {
+    (void)source_width;
+    dr_layout l;
+    l.row = row_floats(columns_read(horizontal));
+    l.ring = l.row * (size_t)vertical->taps;
+    l.intermediate = l.row;
+    l.output = (size_t)horizontal->output_size * 3 + 8;
+    l.weights = (size_t)horizontal->output_size * (size_t)(horizontal->taps / 2) * 8;
+    l.offsets = (size_t)vertical->taps;
+    l.held = (size_t)vertical->taps;
+    l.total = l.ring + l.intermediate + l.output + l.weights + l.offsets + l.held;
+    return l;
+}
+
+size_t dr_resample_scratch_floats(int32_t source_width, const dr_resample_axis *horizontal,
+                                  const dr_resample_axis *vertical) {
+    return layout(source_width, horizontal, vertical).total;
+}
+
+/* Source row `row` as floats: the span's columns that exist, zeros after (up to `count`). */
+DR_INLINE void widen(const uint8_t *row, int32_t samples, float *target, size_t count) {
+    for (int32_t i = 0; i < samples; i++) target[i] = (float)row[i];
+    for (size_t i = (size_t)samples; i < count; i++) target[i] = 0;
+}
+
+/* target[i] = sum over k of weights[k] * rows[k][i], for i in [0, count) (count a multiple of
+ * 32): four 8-lane accumulators per chunk, each tap one read and one multiply-add. */
+DR_INLINE void vertical_pass(const float *ring, const int32_t *offsets, const float *weights, int32_t taps,
+                             float *target, size_t count) {
+    for (size_t i = 0; i < count; i += 32) {
+        dr_v8 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+        for (int32_t k = 0; k < taps; k++) {
+            const float *r = ring + offsets[k] + i;
+            float w = weights[k];
+            a0 += load8(r) * w;
+            a1 += load8(r + 8) * w;
+            a2 += load8(r + 16) * w;
+            a3 += load8(r + 24) * w;
+        }
+        store8(target + i, a0);
+        store8(target + i + 8, a1);
+        store8(target + i + 16, a2);
+        store8(target + i + 24, a3);
+    }
+}
+
+/* One row through the horizontal taps. Two neighbouring source pixels (6 floats) are one
+ * 8-lane read, multiplied by their pair of weights expanded to [w w w w' w' w' 0 0]; the two
+ * halves of the sum are the output pixel. */
+DR_INLINE void horizontal_pass(const float *row, int32_t first_column, const int32_t *starts, const float *expanded,
+                               int32_t pairs, int32_t width, float *target) {
+    for (int32_t ox = 0; ox < width; ox++) {
+        const float *p = row + (size_t)(starts[ox] - first_column) * 3;
+        const float *w = expanded + (size_t)ox * (size_t)pairs * 8;
+        dr_v8 a = {0}, b = {0};
+        int32_t j = 0;
+        for (; j + 1 < pairs; j += 2) {
+            a += load8(p + 6 * j) * load8(w + 8 * j);
+            b += load8(p + 6 * j + 6) * load8(w + 8 * j + 8);
+        }
+        if (j < pairs) a += load8(p + 6 * j) * load8(w + 8 * j);
+        a += b;
+        target[ox * 3] = a[0] + a[3];
+        target[ox * 3 + 1] = a[1] + a[4];
+        target[ox * 3 + 2] = a[2] + a[5];
+    }
+}
+
+/* Floats to bytes, clamped to 0...255 (Lanczos overshoots) and rounded to nearest. */
+DR_INLINE void store_bytes(const float *values, uint8_t *target, int32_t count) {
+    for (int32_t i = 0; i < count; i++) {
+        float v = values[i];
+        v = v < 0 ? 0 : (v > 255 ? 255 : v);
+        target[i] = (uint8_t)(int32_t)(v + 0.5f);
+    }
+}
+
+DR_INLINE int resample_body(const uint8_t *source, int32_t source_width, int32_t source_height, size_t source_stride,
+                            const dr_resample_axis *h, const dr_resample_axis *v, uint8_t *target,
+                            size_t target_stride, float *scratch, size_t scratch_floats) {
+    dr_layout l = layout(source_width, h, v);
+    if (scratch_floats < l.total || h->taps < 2 || v->taps < 1 || h->taps % 2 != 0) return -1;
+    dr_span span = columns_read(h);
+    float *ring = scratch;
+    float *intermediate = ring + l.ring;
+    float *output = intermediate + l.intermediate;
+    float *expanded = output + l.output;
+    int32_t *offsets = (int32_t *)(expanded + l.weights);
+    int32_t *held = offsets + l.offsets;
+    int32_t pairs = h->taps / 2;
+    int32_t taps = v->taps;
+
+    for (int32_t ox = 0; ox < h->output_size; ox++) {
+        const float *w = h->weights + (size_t)ox * (size_t)h->taps;
+        float *e = expanded + (size_t)ox * (size_t)pairs * 8;
+        for (int32_t j = 0; j < pairs; j++) {
+            float w0 = w[2 * j], w1 = w[2 * j + 1];
+            float lanes[8] = {w0, w0, w0, w1, w1, w1, 0, 0};
+            memcpy(e + 8 * j, lanes, sizeof lanes);
+        }
+    }
+
+    int32_t real_columns = span.end > source_width ? source_width - span.first : span.end - span.first;
+    int32_t samples = real_columns * 3;
+    size_t vertical_count = (l.row - 8);
+    /* The source row each ring slot holds (-1: none yet). */
+    for (int32_t k = 0; k < taps; k++) held[k] = -1;
+
+    for (int32_t oy = 0; oy < v->output_size; oy++) {
+        int32_t first = v->starts[oy];
+        for (int32_t k = 0; k < taps; k++) {
+            int32_t y = first + k;
+            int32_t slot = y % taps;
+            if (held[slot] != y) {
+                /* A read one past the last row meets a zero weight; it repeats the last row. */
+                int32_t row = y < source_height ? y : source_height - 1;
+                widen(source + (size_t)row * source_stride + (size_t)span.first * 3, samples,
+                      ring + (size_t)slot * l.row, l.row);
+                held[slot] = y;
+            }
+            offsets[k] = (int32_t)((size_t)slot * l.row);
+        }
+        vertical_pass(ring, offsets, v->weights + (size_t)oy * (size_t)taps, taps, intermediate, vertical_count);
+        /* The 8 floats after the chunks stay zero for the horizontal pass's reads past the last tap. */
+        memset(intermediate + vertical_count, 0, 8 * sizeof(float));
+        horizontal_pass(intermediate, span.first, h->starts, expanded, pairs, h->output_size, output);
+        store_bytes(output, target + (size_t)oy * target_stride, h->output_size * 3);
+    }
+    return 0;
+}
+
+#if DR_RESAMPLE_X86
+__attribute__((target("avx2,fma"))) static int resample_avx2(
+    const uint8_t *source, int32_t source_width, int32_t source_height, size_t source_stride, const dr_resample_axis *h,
+    const dr_resample_axis *v, uint8_t *target, size_t target_stride, float *scratch, size_t scratch_floats) {
+    return resample_body(source, source_width, source_height, source_stride, h, v, target, target_stride, scratch,
+                         scratch_floats);
+}
+#endif
+
+static int resample_generic(const uint8_t *source, int32_t source_width, int32_t source_height, size_t source_stride,
+                            const dr_resample_axis *h, const dr_resample_axis *v, uint8_t *target,
+                            size_t target_stride, float *scratch, size_t scratch_floats) {
+    return resample_body(source, source_width, source_height, source_stride, h, v, target, target_stride, scratch,
+                         scratch_floats);
+}
+
+/* 0: not yet asked, 1: AVX2 and FMA, 2: baseline. */
+static _Atomic int isa_choice = 0;
+
+int dr_resample_uses_avx2(void) {
+    int choice = atomic_load_explicit(&isa_choice, memory_order_relaxed);
+    if (choice == 0) {
+#if DR_RESAMPLE_X86
+        __builtin_cpu_init();
+        choice = (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) ? 1 : 2;
+#else
+        choice = 2;
+#endif
+        atomic_store_explicit(&isa_choice, choice, memory_order_relaxed);
+    }
+    return choice == 1;
+}
+
+int dr_resample(const uint8_t *source, int32_t source_width, int32_t source_height, size_t source_stride,
+                const dr_resample_axis *horizontal, const dr_resample_axis *vertical, uint8_t *target,
+                size_t target_stride, float *scratch, size_t scratch_floats) {
+#if DR_RESAMPLE_X86
+    if (dr_resample_uses_avx2())
+        return resample_avx2(source, source_width, source_height, source_stride, horizontal, vertical, target,
+                             target_stride, scratch, scratch_floats);
+#endif
+    return resample_generic(source, source_width, source_height, source_stride, horizontal, vertical, target,
+                            target_stride, scratch, scratch_floats);
+}

@@ -1,0 +1,144 @@
+import Foundation
+import SeededRandom
+import Testing
+@testable import Imaging
+
+/// The vectorised passes (CResample) against a plain reading of the same taps in Double, and
+/// the per-thread pixel pool that keeps a steady worker's pages.
+@Suite("Resampler")
+struct ResamplerTests {
+    /// The separable filter done the obvious way: horizontal then vertical, in Double, every
+    /// tap read with bounds checks (a read past the edge meets a zero weight and counts nothing).
+    static func reference(_ source: Raster, windowX: Double, windowY: Double, windowWidth: Double, windowHeight: Double,
+                          width: Int, height: Int) throws -> Raster {
+        let h = ResampleAxis(sourceSize: source.width, windowStart: windowX, windowLength: windowWidth, outputSize: width)
+        let v = ResampleAxis(sourceSize: source.height, windowStart: windowY, windowLength: windowHeight, outputSize: height)
+        var rows = [Double](repeating: 0, count: source.height * width * 3)
+        for y in 0..<source.height {
+            for ox in 0..<width {
+                for k in 0..<h.taps where h.starts[ox] + k < source.width {
+                    let weight = Double(h.weights[ox * h.taps + k])
+                    let p = (y * source.width + h.starts[ox] + k) * 3
+                    for c in 0..<3 { rows[(y * width + ox) * 3 + c] += weight * Double(source.pixels[p + c]) }
+                }
+            }
+        }
+        let out = try Raster(width: width, height: height)
+        for oy in 0..<height {
+            for ox in 0..<width {
+                for c in 0..<3 {
+                    var sum = 0.0
+                    for k in 0..<v.taps where v.starts[oy] + k < source.height {
+                        sum += Double(v.weights[oy * v.taps + k]) * rows[((v.starts[oy] + k) * width + ox) * 3 + c]
+                    }
+                    out.pixels[(oy * width + ox) * 3 + c] = UInt8(max(0, min(255, sum.rounded())))
+                }
+            }
+        }
+        return out
+    }
+
+    /// A raster of smooth gradients with hard edges and noise: every kind of detail a filter meets.
+    static func picture(width: Int, height: Int, seed: UInt64) throws -> Raster {
+        var random = SplitMix64(seed: seed)
+        let raster = try Raster(width: width, height: height)
+        for y in 0..<height {
+            for x in 0..<width {
+                let edge = (x / 7 + y / 5) % 2 == 0 ? 200 : 30
+                let p = (y * width + x) * 3
+                raster.pixels[p] = UInt8(truncatingIfNeeded: (x * 255) / max(width, 1))
+                raster.pixels[p + 1] = UInt8(truncatingIfNeeded: edge)
+                raster.pixels[p + 2] = UInt8.random(in: 0...255, using: &random)
+            }
+        }
+        return raster
+    }
+
+    static func largestDifference(_ a: Raster, _ b: Raster) -> Int {
+        var largest = 0
+        for i in 0..<(a.width * a.height * 3) { largest = max(largest, abs(Int(a.pixels[i]) - Int(b.pixels[i]))) }
+        return largest
+    }
+
+    @Test("the vectorised passes agree with a plain Double filter within one level, shrinking, enlarging and cropping")
+    func matchesReference() throws {
+        var random = SplitMix64(seed: 15)
+        // Sizes at the awkward edges: one pixel, odd widths, more taps than the source has pixels.
+        let cases: [(Int, Int, Int, Int)] = [(1, 1, 1, 1), (1, 9, 3, 2), (9, 1, 2, 5), (3, 3, 7, 7), (17, 13, 5, 4),
+                                             (64, 48, 31, 23), (101, 67, 100, 66), (40, 30, 120, 90), (257, 129, 16, 8)]
+        for (index, (sw, sh, ow, oh)) in cases.enumerated() {
+            let source = try Self.picture(width: sw, height: sh, seed: UInt64(index))
+            let fast = try Resampler.resample(source, windowX: 0, windowY: 0, windowWidth: Double(sw), windowHeight: Double(sh),
+                                              width: ow, height: oh)
+            let slow = try Self.reference(source, windowX: 0, windowY: 0, windowWidth: Double(sw), windowHeight: Double(sh),
+                                          width: ow, height: oh)
+            #expect(Self.largestDifference(fast, slow) <= 1, "\(sw)×\(sh) → \(ow)×\(oh)")
+        }
+        for trial in 0..<12 {
+            let sw = Int.random(in: 8...200, using: &random), sh = Int.random(in: 8...200, using: &random)
+            let source = try Self.picture(width: sw, height: sh, seed: UInt64(100 + trial))
+            let wx = Double.random(in: 0..<Double(sw) / 2, using: &random), wy = Double.random(in: 0..<Double(sh) / 2, using: &random)
+            let ww = Double.random(in: 1...(Double(sw) - wx), using: &random), wh = Double.random(in: 1...(Double(sh) - wy), using: &random)
+            let ow = Int.random(in: 1...120, using: &random), oh = Int.random(in: 1...120, using: &random)
+            let fast = try Resampler.resample(source, windowX: wx, windowY: wy, windowWidth: ww, windowHeight: wh, width: ow, height: oh)
+            let slow = try Self.reference(source, windowX: wx, windowY: wy, windowWidth: ww, windowHeight: wh, width: ow, height: oh)
+            #expect(Self.largestDifference(fast, slow) <= 1, "trial \(trial): \(sw)×\(sh) window \(wx),\(wy) \(ww)×\(wh) → \(ow)×\(oh)")
+        }
+    }
+
+    @Test("a flat picture stays flat and a one-pixel edge stays where it was: no ringing or shift on uniform areas")
+    func flatAndEdges() throws {
+        let flat = try Raster(width: 90, height: 60)
+        memset(flat.pixels, 173, 90 * 60 * 3)
+        let small = try Resampler.resample(flat, windowX: 0, windowY: 0, windowWidth: 90, windowHeight: 60, width: 37, height: 23)
+        #expect((0..<(37 * 23 * 3)).allSatisfy { small.pixels[$0] == 173 })
+        // Left half black, right half white, halved: the edge lands mid-picture and is symmetric.
+        let edge = try Raster(width: 80, height: 4)
+        for y in 0..<4 { for x in 0..<80 { for c in 0..<3 { edge.pixels[(y * 80 + x) * 3 + c] = x < 40 ? 0 : 255 } } }
+        let half = try Resampler.resample(edge, windowX: 0, windowY: 0, windowWidth: 80, windowHeight: 4, width: 40, height: 2)
+        let row = (0..<40).map { Int(half.pixels[$0 * 3]) }
+        #expect(row[0..<17].allSatisfy { $0 <= 1 } && row[23..<40].allSatisfy { $0 >= 254 }, "\(row)")
+        for x in 0..<20 { #expect(abs(row[x] + row[39 - x] - 255) <= 1, "\(row)") }
+    }
+
+    @Test("a second render on the same thread takes its rasters from the pool: no new buffers")
+    func steadyRendersReuseBuffers() throws {
+        let bytes = try JPEGCodec.encode(try Self.picture(width: 1600, height: 1200, seed: 7), quality: 90, iccProfile: nil,
+                                         progressive: false, optimize: false, variant: "test")
+        let recipes = VariantRecipe.defaults
+        // On a thread of its own, so that no other test's buffers are in its pool.
+        let counts = try onOwnThread { () throws -> Counts in
+            let before = PixelPool.statistics
+            _ = try Imaging.render(bytes, recipes: recipes, options: RenderOptions())
+            let first = PixelPool.statistics
+            _ = try Imaging.render(bytes, recipes: recipes, options: RenderOptions())
+            return (before, first, PixelPool.statistics)
+        }
+        let (before, first, second) = counts
+        #expect(first.allocated > before.allocated, "the first render allocates: \(first)")
+        #expect(first.kept > 0 && first.kept <= PixelPool.limit, "\(first)")
+        #expect(second.allocated == first.allocated, "the second allocates nothing new: \(first) then \(second)")
+        #expect(second.reused > first.reused, "\(second)")
+    }
+
+    typealias Counts = (PixelPool.Statistics, PixelPool.Statistics, PixelPool.Statistics)
+
+    /// Written by the thread before the semaphore is signalled, read after the wait.
+    final class Outcome: @unchecked Sendable {
+        var result: Result<Counts, Error>?
+    }
+
+    /// Runs `body` on a new thread and waits for its result.
+    func onOwnThread(_ body: @escaping @Sendable () throws -> Counts) throws -> Counts {
+        let outcome = Outcome()
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            outcome.result = Result { try body() }
+            done.signal()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+        done.wait()
+        return try outcome.result!.get()
+    }
+}
