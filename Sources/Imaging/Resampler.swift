@@ -47,7 +47,7 @@ struct ResampleAxis {
             var count = 0
             if last >= first {
                 for j in first...last {
-                    let weight = Self.lanczos((Double(j) + 0.5 - centre) / filterScale)
+                    let weight = Self.kernel((Double(j) + 0.5 - centre) / filterScale)
                     scratch[j - first] = weight
                     total += weight
                     count += 1
@@ -80,6 +80,25 @@ struct ResampleAxis {
         if ax >= lobes { return 0 }
         let px = Double.pi * ax
         return lobes * sin(px) * sin(px / lobes) / (px * px)
+    }
+
+    /// Samples of the kernel per unit of x in `kernelTable`.
+    static let tableResolution = 1024.0
+    /// The kernel at x = i / tableResolution for x in 0...3 (and one zero past the end): the
+    /// taps read it with linear interpolation, within 2e-6 of `lanczos` (two sines per tap
+    /// were 2% of a photo's time). The weights are normalised after, so their sum is exact.
+    static let kernelTable: [Double] = (0...Int(lobes * tableResolution) + 1).map { lanczos(Double($0) / tableResolution) }
+
+    /// `lanczos(x)` from the table.
+    @inline(__always)
+    static func kernel(_ x: Double) -> Double {
+        let position = abs(x) * tableResolution
+        guard position < lobes * tableResolution else { return 0 }
+        let index = Int(position)
+        let fraction = position - Double(index)
+        return kernelTable.withUnsafeBufferPointer { table in
+            table[index] + (table[index + 1] - table[index]) * fraction
+        }
     }
 }
 

@@ -86,6 +86,17 @@ struct ResamplerTests {
         }
     }
 
+    @Test("the tabulated kernel is within 2e-6 of Lanczos-3 everywhere, and zero from 3 on")
+    func tableMatchesKernel() {
+        var worst = 0.0
+        for i in -40_000...40_000 {
+            let x = Double(i) / 10_000 + 0.000_037
+            worst = max(worst, abs(ResampleAxis.kernel(x) - ResampleAxis.lanczos(x)))
+        }
+        #expect(worst < 2e-6, "largest difference \(worst)")
+        #expect(ResampleAxis.kernel(3) == 0 && ResampleAxis.kernel(-3.5) == 0 && ResampleAxis.kernel(0) == 1)
+    }
+
     @Test("a flat picture stays flat and a one-pixel edge stays where it was: no ringing or shift on uniform areas")
     func flatAndEdges() throws {
         let flat = try Raster(width: 90, height: 60)
