@@ -103,8 +103,8 @@ struct ResampleAxis {
 }
 
 /// A separable Lanczos-3 resampler over 8-bit RGB rasters: the taps are made here, the passes
-/// run in the CResample layer (vertical first, from a ring of source rows widened once each,
-/// then the horizontal pass over each short intermediate row, in 8-lane vectors with fused
+/// run in the CResample layer (vertical first, reading the source rows' bytes in place, then
+/// the horizontal pass over each short intermediate row, in 8-lane vectors with fused
 /// multiply-adds where the processor has AVX2). Its scratch, like the rasters, comes from the
 /// thread's pixel pool (`CPixels`), so a steady worker reuses the same pages photo after photo.
 enum Resampler {

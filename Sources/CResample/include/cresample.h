@@ -7,8 +7,8 @@
 /*
  * The separable resampling passes over 8-bit RGB, vectorised: the filter taps are computed by
  * the caller (Imaging's ResampleAxis), this layer only runs them. Vertical pass first, over the
- * source columns the output reads, from a ring of source rows widened to float once each; then
- * the horizontal pass over each (much shorter) intermediate row. On x86-64 processors with AVX2
+ * source columns the output reads, its bytes read straight from the source rows and widened to
+ * float in registers; then the horizontal pass over each (much shorter) intermediate row. On x86-64 processors with AVX2
  * and FMA the passes run in 8-lane vectors with fused multiply-adds (chosen at run time); other
  * processors run the same code for their baseline vector unit.
  */
