@@ -30,7 +30,7 @@ let package = Package(
         // WebP variants: libwebp's encoder and muxer (for the ICC profile).
         .systemLibrary(name: "CLibWebP", pkgConfig: "libwebpmux", providers: [.apt(["libwebp-dev"])]),
         // Thin C layers: libjpeg and libpng report errors by longjmp, which must never cross a Swift frame.
-        .target(name: "CJPEG", dependencies: ["CLibJPEG", "CDeadline", "CPixels"]),
+        .target(name: "CJPEG", dependencies: ["CLibJPEG", "CDeadline"]),
         .target(name: "CPNG", dependencies: ["CLibPNG", "CDeadline"]),
         // libheif reports by return value; this layer releases its objects on every path and checks the pixel limit first.
         .target(name: "CHEIF", dependencies: ["CLibHEIF", "CDeadline"]),
@@ -43,8 +43,6 @@ let package = Package(
         .target(name: "CDeadline"),
         // The resampler's passes, in C so that they vectorise (8 lanes with AVX2, chosen at run time).
         .target(name: "CResample", cSettings: [.unsafeFlags(["-O3"])]),
-        // Large buffers kept per thread between photos, so a steady worker touches no fresh pages.
-        .target(name: "CPixels"),
         // The build's commit and date (build_info.h, written by `make buildinfo`) and the C
         // libraries' versions.
         .target(name: "CBuildInfo", dependencies: ["CLibJPEG", "CLibPNG"],
@@ -55,7 +53,7 @@ let package = Package(
         .target(name: "Failures"),
         // One JSON value type: sidecars are read into it, outbox payloads are written from it.
         .target(name: "JSONValues"),
-        .target(name: "Imaging", dependencies: ["CJPEG", "CPNG", "CHEIF", "CWebP", "CColour", "CDeadline", "CResample", "CPixels", "Failures"]),
+        .target(name: "Imaging", dependencies: ["CJPEG", "CPNG", "CHEIF", "CWebP", "CColour", "CDeadline", "CResample", "Failures"]),
         .target(name: "PhotoMetadata", dependencies: [
             "CEXIF", "CHEIF", "Failures", "JSONValues",
             .product(name: "Crypto", package: "swift-crypto"),

@@ -4,7 +4,6 @@
  */
 #include "cjpeg.h"
 #include "cdeadline.h"
-#include "cpixels.h"
 
 #include <setjmp.h>
 #include <stdio.h>
@@ -240,7 +239,7 @@ int dr_jpeg_decode(const uint8_t *data, size_t size, int scale_num, uint64_t pix
         dr_fill_info(&cinfo, info);
         status->code = dr_over_limit(&cinfo, pixel_limit) ? DR_JPEG_TOO_MANY_PIXELS
                                                           : dr_failure_code(&err, &cinfo);
-        dr_pixels_free(pixels);
+        free(pixels);
         free(cmyk_row);
         free(icc);
         jpeg_destroy_decompress(&cinfo);
@@ -298,7 +297,7 @@ int dr_jpeg_decode(const uint8_t *data, size_t size, int scale_num, uint64_t pix
     jpeg_start_decompress(&cinfo);
 
     const size_t width = cinfo.output_width, height = cinfo.output_height;
-    pixels = dr_pixels_alloc(width * height * 3);
+    pixels = malloc(width * height * 3);
     if (pixels == NULL) {
         snprintf(status->message, DR_JPEG_MESSAGE_MAX, "out of memory for %zux%zu pixels", width, height);
         status->code = DR_JPEG_NO_MEMORY;
@@ -311,7 +310,7 @@ int dr_jpeg_decode(const uint8_t *data, size_t size, int scale_num, uint64_t pix
         cmyk_row = malloc(keep_cmyk ? width * height * 4 : width * 4);
         if (cmyk_row == NULL) {
             status->code = DR_JPEG_NO_MEMORY;
-            dr_pixels_free(pixels);
+            free(pixels);
             free(icc);
             jpeg_destroy_decompress(&cinfo);
             return status->code;
@@ -336,7 +335,7 @@ int dr_jpeg_decode(const uint8_t *data, size_t size, int scale_num, uint64_t pix
         /* A memory source never suspends, so this is unreachable; never hand out unwritten rows. */
         snprintf(status->message, DR_JPEG_MESSAGE_MAX, "decoding stopped early");
         status->code = DR_JPEG_TRUNCATED;
-        dr_pixels_free(pixels);
+        free(pixels);
         free(cmyk_row);
         free(icc);
         jpeg_destroy_decompress(&cinfo);

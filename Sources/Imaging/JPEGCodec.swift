@@ -17,14 +17,9 @@ extension DecodedImage {
         guard let pixels else { throw ImagingError.outOfMemory(width: width, height: height) }
         raster = Raster(width: width, height: height, storage: PixelStorage(adopting: pixels, count: width * height * 3))
         cmyk = nil
-        iccProfile = Self.copy(icc, count: iccLength, free: free)
-    }
-
-    /// A C decoder's ICC profile, copied, its buffer released with `free`.
-    static func copy(_ icc: UnsafeMutablePointer<UInt8>?, count: Int, free: (UnsafeMutablePointer<UInt8>) -> Void) -> [UInt8]? {
-        icc.map { icc in
+        iccProfile = icc.map { icc in
             defer { free(icc) }
-            return Array(UnsafeBufferPointer(start: icc, count: count))
+            return Array(UnsafeBufferPointer(start: icc, count: iccLength))
         }
     }
 }
@@ -58,12 +53,8 @@ enum JPEGCodec {
                 keepCMYK ? 1 : 0, &info, &image, &status)
         }
         try check(code, status: &status, info: info, pixelLimit: pixelLimit)
-        // The pixels come from the thread's pixel pool (dr_pixels_alloc), and go back to it.
-        guard let pixels = image.pixels else { throw ImagingError.outOfMemory(width: Int(image.width), height: Int(image.height)) }
-        var decoded = DecodedImage(
-            raster: Raster(width: Int(image.width), height: Int(image.height),
-                           storage: PixelStorage(pooled: pixels, count: Int(image.width) * Int(image.height) * 3)),
-            iccProfile: DecodedImage.copy(image.icc, count: Int(image.icc_length), free: { dr_jpeg_free($0) }))
+        var decoded = try DecodedImage(pixels: image.pixels, width: Int(image.width), height: Int(image.height),
+                                       icc: image.icc, iccLength: Int(image.icc_length), free: { dr_jpeg_free($0) })
         if let samples = image.cmyk {
             decoded.cmyk = (PixelStorage(adopting: samples, count: Int(image.width) * Int(image.height) * 4), image.cmyk_inverted != 0)
         }

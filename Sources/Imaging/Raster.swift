@@ -1,5 +1,3 @@
-import CPixels
-
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -8,38 +6,25 @@ import Musl
 import Darwin
 #endif
 
-/// Owns one pixel buffer (from the C codecs or from Swift) and releases it once: a buffer of
-/// the thread's pixel pool (`CPixels`) goes back to it, one from malloc is freed.
+/// Owns one malloc'd pixel buffer (from the C codecs or from Swift) and frees it once.
 final class PixelStorage {
     let base: UnsafeMutablePointer<UInt8>
     let count: Int
-    private let pooled: Bool
 
     /// Takes ownership of a buffer allocated with malloc.
     init(adopting base: UnsafeMutablePointer<UInt8>, count: Int) {
         self.base = base
         self.count = count
-        pooled = false
     }
 
-    /// Takes ownership of a buffer from `dr_pixels_alloc`.
-    init(pooled base: UnsafeMutablePointer<UInt8>, count: Int) {
-        self.base = base
-        self.count = count
-        pooled = true
-    }
-
-    /// `count` uninitialised bytes from the thread's pixel pool, or nil when memory cannot be had.
+    /// Allocates `count` uninitialised bytes, or nil when memory cannot be had.
     init?(count: Int) {
-        guard count > 0, let pointer = dr_pixels_alloc(count) else { return nil }
+        guard count > 0, let pointer = malloc(count) else { return nil }
         self.base = pointer.assumingMemoryBound(to: UInt8.self)
         self.count = count
-        pooled = true
     }
 
-    deinit {
-        if pooled { dr_pixels_free(base) } else { free(base) }
-    }
+    deinit { free(base) }
 }
 
 /// An 8-bit RGB raster, rows packed (3 bytes a pixel, no padding).
@@ -152,22 +137,4 @@ struct Raster {
         }
         return out
     }
-}
-
-/// The calling thread's pixel pool (`CPixels`), as counts: for tests and reports.
-enum PixelPool {
-    struct Statistics: Equatable {
-        /// Bytes kept for reuse now.
-        let kept: Int
-        /// Requests served from kept buffers, and with new ones.
-        let reused: Int
-        let allocated: Int
-    }
-
-    static var statistics: Statistics {
-        Statistics(kept: dr_pixels_kept(), reused: dr_pixels_reused(), allocated: dr_pixels_allocated())
-    }
-
-    /// The most bytes each thread keeps.
-    static var limit: Int { dr_pixels_limit() }
 }

@@ -1,4 +1,3 @@
-import CPixels
 import CResample
 
 #if canImport(Glibc)
@@ -105,8 +104,7 @@ struct ResampleAxis {
 /// A separable Lanczos-3 resampler over 8-bit RGB rasters: the taps are made here, the passes
 /// run in the CResample layer (vertical first, reading the source rows' bytes in place, then
 /// the horizontal pass over each short intermediate row, in 8-lane vectors with fused
-/// multiply-adds where the processor has AVX2). Its scratch, like the rasters, comes from the
-/// thread's pixel pool (`CPixels`), so a steady worker reuses the same pages photo after photo.
+/// multiply-adds where the processor has AVX2).
 enum Resampler {
     /// A window of `source` (in its pixel coordinates, fractional allowed) resized to width × height.
     static func resample(
@@ -128,11 +126,11 @@ enum Resampler {
                             output_size: Int32(height), taps: Int32(vertical.taps), starts: vStarts.baseAddress,
                             weights: vWeights.baseAddress)
                         let floats = dr_resample_scratch_floats(Int32(source.width), &h, &v)
-                        guard let scratch = dr_pixels_alloc(floats * MemoryLayout<Float>.stride) else { return -1 }
-                        defer { dr_pixels_free(scratch) }
+                        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: floats)
+                        defer { scratch.deallocate() }
                         return dr_resample(
                             source.pixels, Int32(source.width), Int32(source.height), source.rowBytes, &h, &v,
-                            out.pixels, out.rowBytes, scratch.assumingMemoryBound(to: Float.self), floats)
+                            out.pixels, out.rowBytes, scratch, floats)
                     }
                 }
             }

@@ -3,8 +3,7 @@ import SeededRandom
 import Testing
 @testable import Imaging
 
-/// The vectorised passes (CResample) against a plain reading of the same taps in Double, and
-/// the per-thread pixel pool that keeps a steady worker's pages.
+/// The vectorised passes (CResample) against a plain reading of the same taps in Double.
 @Suite("Resampler")
 struct ResamplerTests {
     /// The separable filter done the obvious way: horizontal then vertical, in Double, every
@@ -110,46 +109,5 @@ struct ResamplerTests {
         let row = (0..<40).map { Int(half.pixels[$0 * 3]) }
         #expect(row[0..<17].allSatisfy { $0 <= 1 } && row[23..<40].allSatisfy { $0 >= 254 }, "\(row)")
         for x in 0..<20 { #expect(abs(row[x] + row[39 - x] - 255) <= 1, "\(row)") }
-    }
-
-    @Test("a second render on the same thread takes its rasters from the pool: no new buffers")
-    func steadyRendersReuseBuffers() throws {
-        let bytes = try JPEGCodec.encode(try Self.picture(width: 1600, height: 1200, seed: 7), quality: 90, iccProfile: nil,
-                                         progressive: false, optimize: false, variant: "test")
-        let recipes = VariantRecipe.defaults
-        // On a thread of its own, so that no other test's buffers are in its pool.
-        let counts = try onOwnThread { () throws -> Counts in
-            let before = PixelPool.statistics
-            _ = try Imaging.render(bytes, recipes: recipes, options: RenderOptions())
-            let first = PixelPool.statistics
-            _ = try Imaging.render(bytes, recipes: recipes, options: RenderOptions())
-            return (before, first, PixelPool.statistics)
-        }
-        let (before, first, second) = counts
-        #expect(first.allocated > before.allocated, "the first render allocates: \(first)")
-        #expect(first.kept > 0 && first.kept <= PixelPool.limit, "\(first)")
-        #expect(second.allocated == first.allocated, "the second allocates nothing new: \(first) then \(second)")
-        #expect(second.reused > first.reused, "\(second)")
-    }
-
-    typealias Counts = (PixelPool.Statistics, PixelPool.Statistics, PixelPool.Statistics)
-
-    /// Written by the thread before the semaphore is signalled, read after the wait.
-    final class Outcome: @unchecked Sendable {
-        var result: Result<Counts, Error>?
-    }
-
-    /// Runs `body` on a new thread and waits for its result.
-    func onOwnThread(_ body: @escaping @Sendable () throws -> Counts) throws -> Counts {
-        let outcome = Outcome()
-        let done = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            outcome.result = Result { try body() }
-            done.signal()
-        }
-        thread.stackSize = 1 << 20
-        thread.start()
-        done.wait()
-        return try outcome.result!.get()
     }
 }

@@ -82,7 +82,7 @@ typedef struct {
 /// meaning no ink), so that the caller can convert them through the file's CMYK profile; the
 /// RGB pixels are then the decoder's own approximation.
 typedef struct {
-    uint8_t *pixels; /* from dr_pixels_alloc: release with dr_pixels_free */
+    uint8_t *pixels;
     int width;
     int height;
     uint8_t *icc;
