@@ -52,6 +52,24 @@ public struct RenderedVariant: Sendable {
     }
 }
 
+/// The CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID) each stage of one render took,
+/// in milliseconds: for the benchmark's profile and anyone asking where a photo's time goes.
+public struct RenderTimings: Sendable, Equatable {
+    /// The codec's decode at its scale (and the conversion to sRGB, when the photo needs one).
+    public var decode = 0.0
+    /// Turning the raster upright, the analysis copy, its statistics, the placeholder and the
+    /// placing of the crops.
+    public var analysis = 0.0
+    /// Resampling every variant.
+    public var resample = 0.0
+    /// Encoding every variant.
+    public var encode = 0.0
+
+    public init() {}
+
+    public var total: Double { decode + analysis + resample + encode }
+}
+
 /// Everything one render produced.
 public struct RenderResult: Sendable {
     /// The header's description of the source.
@@ -70,6 +88,8 @@ public struct RenderResult: Sendable {
     public var statistics: PictureStatistics
     /// The picture's placeholder (`ThumbHash`), upright.
     public var thumbHash: [UInt8]
+    /// Where the render's CPU time went.
+    public var timings = RenderTimings()
 
     /// A result from its fields.
     public init(

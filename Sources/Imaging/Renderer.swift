@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// One render: plans the variants from the header, decodes once, places crops, resamples and encodes.
 struct Renderer {
     /// The analysis copy (statistics, attention) is the decoded picture box-reduced by an
@@ -56,6 +64,14 @@ struct Renderer {
         let displayHeight = transposed ? header.width : header.height
         var plans = recipes.map { plan($0, displayWidth: displayWidth, displayHeight: displayHeight) }
 
+        var timings = RenderTimings()
+        var mark = Self.threadCPUMilliseconds()
+        /// The CPU time since the last lap.
+        func lap() -> Double {
+            let now = Self.threadCPUMilliseconds()
+            defer { mark = now }
+            return now - mark
+        }
         let decoded: DecodedImage
         let info: ImageInfo
         switch format {
@@ -86,6 +102,7 @@ struct Renderer {
             }
             iccProfile = nil
         }
+        timings.decode = lap()
         // The stored-orientation raster is not used after this (ARC frees it unless it is `upright` itself).
         let upright = try decoded.raster.oriented(orientation)
         let base = Source(
@@ -97,6 +114,7 @@ struct Renderer {
         let statistics = PictureAnalysis.statistics(of: analysis)
         let placeholder = ThumbHash.encode(try Self.placeholderRaster(analysis))
         placeCrops(&plans, analysis: analysis, factor: factor, base: base, displayWidth: displayWidth, displayHeight: displayHeight)
+        timings.analysis = lap()
 
         // Largest first, so smaller variants can be derived from larger ones.
         let order = plans.indices.sorted { plans[$0].width * plans[$0].height > plans[$1].width * plans[$1].height }
@@ -112,6 +130,7 @@ struct Renderer {
                 windowX: Double(window.x) * source.ratioX, windowY: Double(window.y) * source.ratioY,
                 windowWidth: Double(window.width) * source.ratioX, windowHeight: Double(window.height) * source.ratioY,
                 width: plan.width, height: plan.height)
+            timings.resample += lap()
             if plan.recipe.fit == .contain {
                 sources.append(Source(
                     raster: raster, ratioX: Double(raster.width) / Double(displayWidth),
@@ -124,14 +143,24 @@ struct Renderer {
             case .webp:
                 try WebPCodec.encode(raster, quality: plan.recipe.quality, iccProfile: iccProfile, variant: plan.recipe.name)
             }
+            timings.encode += lap()
             variants[index] = RenderedVariant(
                 name: plan.recipe.name, width: raster.width, height: raster.height, format: plan.recipe.format,
                 bytes: encoded, crop: plan.crop, cropSource: plan.cropSource)
         }
-        return RenderResult(
+        var result = RenderResult(
             info: info, displayWidth: displayWidth, displayHeight: displayHeight,
             decodedWidth: decodedWidth, decodedHeight: decodedHeight,
             variants: variants.compactMap { $0 }, statistics: statistics, thumbHash: placeholder)
+        result.timings = timings
+        return result
+    }
+
+    /// The calling thread's CPU time so far, in milliseconds.
+    static func threadCPUMilliseconds() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+        return Double(spec.tv_sec) * 1000 + Double(spec.tv_nsec) / 1e6
     }
 
     /// The header of `bytes` in `format`, refused above `pixelLimit` pixels (0: no limit).

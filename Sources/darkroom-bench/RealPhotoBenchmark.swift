@@ -123,6 +123,18 @@ enum RealPhotoBenchmark {
         print("Steady worker (one thread renders the six photos in turn, three times a round, after a warm-up photo, with the")
         print("allocator setting of `darkroom run`): \(Table.number(steadyCPU)) ms of CPU per photo, \(Table.number(steadyFaults, 0)) "
               + "page faults per photo (a page is 4 KiB; a photo's rasters are about 30 MB).")
+        let stages = steady.map(\.stages)
+        func stage(_ value: KeyPath<RenderTimings, Double>) -> Double {
+            stages.map { $0[keyPath: value] }.reduce(0, +) / Double(max(stages.count, 1))
+        }
+        let metadata = steady.map(\.metadataMilliseconds).reduce(0, +) / Double(max(steady.count, 1))
+        let read = steady.map(\.readMilliseconds).reduce(0, +) / Double(max(steady.count, 1))
+        let staged = stage(\.decode) + stage(\.analysis) + stage(\.resample) + stage(\.encode)
+        print("Where the steady worker's CPU goes, per photo: JPEG decode (with any conversion to sRGB) "
+              + "\(Table.number(stage(\.decode))) ms, upright + analysis + placeholder + crops \(Table.number(stage(\.analysis))) ms, "
+              + "resampling \(Table.number(stage(\.resample))) ms, JPEG encode \(Table.number(stage(\.encode))) ms;")
+        print("reading the file \(Table.number(read)) ms and the metadata (EXIF and SHA-256) \(Table.number(metadata)) ms (wall time, "
+              + "one thread); the rest \(Table.number(max(0, steadyCPU - staged - metadata - read))) ms.")
         print("Without the allocator setting (glibc's defaults): \(Table.number(untuned.cpuMilliseconds)) ms, "
               + "\(Table.number(untuned.pageFaults, 0)) page faults per photo. Resampler: "
               + (Imaging.resamplerUsesAVX2 ? "8-lane AVX2 with FMA." : "the baseline vector unit (no AVX2)."))

@@ -31,6 +31,8 @@ enum RenderMeasurement {
         var cpuMilliseconds = 0.0
         /// Mean minor page faults of the worker thread per photo.
         var pageFaults = 0.0
+        /// Mean CPU milliseconds per photo of each stage of the render (`RenderResult.timings`).
+        var stages = RenderTimings()
         /// CPU time of the measuring child (user + system, its warm-up photo included), when it ran as one.
         var childCPUSeconds: Double?
 
@@ -41,7 +43,8 @@ enum RenderMeasurement {
         var line: String {
             "RESULT workers=\(workers) photos=\(photos) wall=\(wallSeconds) median=\(medianMilliseconds) min=\(minimumMilliseconds) "
                 + "hwm=\(peakKilobytes) read=\(readMilliseconds) metadata=\(metadataMilliseconds) render=\(renderMilliseconds) "
-                + "cpu=\(cpuMilliseconds) faults=\(pageFaults)"
+                + "cpu=\(cpuMilliseconds) faults=\(pageFaults) "
+                + "stages=\(stages.decode),\(stages.analysis),\(stages.resample),\(stages.encode)"
         }
 
         init(workers: Int, photos: Int, wallSeconds: Double, medianMilliseconds: Double, minimumMilliseconds: Double,
@@ -74,6 +77,13 @@ enum RenderMeasurement {
                       peakKilobytes: hwm, readMilliseconds: read, metadataMilliseconds: metadata, renderMilliseconds: render)
             cpuMilliseconds = number("cpu") ?? 0
             pageFaults = number("faults") ?? 0
+            let parts = (fields["stages"] ?? "").split(separator: ",").compactMap { Double($0) }
+            if parts.count == 4 {
+                stages.decode = parts[0]
+                stages.analysis = parts[1]
+                stages.resample = parts[2]
+                stages.encode = parts[3]
+            }
         }
     }
 
@@ -85,6 +95,7 @@ enum RenderMeasurement {
         /// The thread's CPU time over all three.
         var cpu = 0.0
         var faults = 0.0
+        var stages = RenderTimings()
         var total: Double { read + metadata + render }
     }
 
@@ -152,6 +163,7 @@ enum RenderMeasurement {
         }
         let result = try Imaging.render(bytes, recipes: VariantRecipe.defaults, options: RenderOptions(orientation: orientation))
         timing.render = lap()
+        timing.stages = result.timings
         guard result.variants.count == VariantRecipe.defaults.count else {
             throw BenchError("\(file.lastPathComponent): \(result.variants.count) variants rendered instead of \(VariantRecipe.defaults.count)")
         }
@@ -195,6 +207,10 @@ enum RenderMeasurement {
             readMilliseconds: mean(\.read), metadataMilliseconds: mean(\.metadata), renderMilliseconds: mean(\.render))
         result.cpuMilliseconds = mean(\.cpu)
         result.pageFaults = mean(\.faults)
+        result.stages.decode = mean(\.stages.decode)
+        result.stages.analysis = mean(\.stages.analysis)
+        result.stages.resample = mean(\.stages.resample)
+        result.stages.encode = mean(\.stages.encode)
         return result
     }
 

@@ -8,6 +8,19 @@ struct RenderPlanTests {
         try Pixels.jpeg(try Pixels.raster(width: width, height: height) { x, y in (UInt8(x % 256), UInt8(y % 256), UInt8((x + y) % 256)) })
     }
 
+    @Test("a render says where its CPU time went: every stage took some, and together no more than the render's wall time")
+    func stageTimings() throws {
+        let bytes = try Self.photo(width: 2400, height: 1600)
+        let start = ContinuousClock.now
+        let result = try Imaging.render(bytes, recipes: VariantRecipe.defaults, options: RenderOptions())
+        let wall = ContinuousClock.now - start
+        let wallMilliseconds = Double(wall.components.seconds) * 1000 + Double(wall.components.attoseconds) / 1e15
+        let timings = result.timings
+        #expect(timings.decode > 0 && timings.analysis > 0 && timings.resample > 0 && timings.encode > 0, "\(timings)")
+        // A thread's CPU time cannot exceed the time that passed (the clocks tick in different steps: 1 ms of slack).
+        #expect(timings.total <= wallMilliseconds + 1, "\(timings.total) ms of CPU in \(wallMilliseconds) ms")
+    }
+
     @Test("the decode scale is the smallest M/8 that covers the largest variant, after orientation")
     func scaledDecode() throws {
         let bytes = try Self.photo(width: 1600, height: 800)
