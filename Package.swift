@@ -41,8 +41,9 @@ let package = Package(
         // Allocator settings for the worker process (glibc's mallopt is not visible to Swift).
         .target(name: "CRuntime"),
         .target(name: "CDeadline"),
-        // The resampler's passes, in C so that they vectorise (8 lanes with AVX2, chosen at run time).
-        .target(name: "CResample", cSettings: [.unsafeFlags(["-O3"])]),
+        // The resampler's passes, in C so that they vectorise (8 lanes with AVX2, chosen at run time;
+        // -Wno-psabi: its 8-lane helpers are always inlined, so their baseline-ABI notes do not apply).
+        .target(name: "CResample", cSettings: [.unsafeFlags(["-O3", "-Wno-psabi"])]),
         // The build's commit and date (build_info.h, written by `make buildinfo`) and the C
         // libraries' versions.
         .target(name: "CBuildInfo", dependencies: ["CLibJPEG", "CLibPNG"],

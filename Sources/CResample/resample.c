@@ -63,9 +63,10 @@ typedef struct {
 static dr_layout layout(int32_t source_width, const dr_resample_axis *horizontal, const dr_resample_axis *vertical) {
     (void)source_width;
     dr_layout l;
-    l.rows = (size_t)vertical->taps * (sizeof(const uint8_t *) / sizeof(float));
+    /* Pointers to the source rows of two output rows, and their two weight lists. */
+    l.rows = (size_t)vertical->taps * 2 * (sizeof(const uint8_t *) / sizeof(float)) + (size_t)vertical->taps * 4;
     l.row = row_floats(columns_read(horizontal));
-    l.intermediate = l.row;
+    l.intermediate = l.row * 2;
     l.output = (size_t)horizontal->output_size * 3 + 8;
     l.weights = (size_t)horizontal->output_size * (size_t)(horizontal->taps / 2) * 8;
     l.total = l.rows + l.intermediate + l.output + l.weights;
@@ -116,6 +117,51 @@ DR_INLINE void vertical_pass(const uint8_t *const *rows, const float *weights, i
     for (size_t j = (size_t)samples; j < count; j++) target[j] = 0;
 }
 
+/* Two output rows' vertical sums in one pass over the source rows both read (`count` rows from
+ * the first's first; a row outside one's taps has a zero weight in it): each source row is
+ * read and widened once for both, where two passes would read the shared rows twice. */
+DR_INLINE void vertical_pass2(const uint8_t *const *rows, const float *weights, const float *second_weights,
+                              int32_t count, int32_t samples, float *target, float *second_target, size_t length) {
+    int32_t i = 0;
+    for (; i + 32 <= samples; i += 32) {
+        dr_v8 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, b0 = {0}, b1 = {0}, b2 = {0}, b3 = {0};
+        for (int32_t k = 0; k < count; k++) {
+            const uint8_t *r = rows[k] + i;
+            float w = weights[k], x = second_weights[k];
+            dr_v8 s0 = load8_bytes(r), s1 = load8_bytes(r + 8), s2 = load8_bytes(r + 16), s3 = load8_bytes(r + 24);
+            a0 += s0 * w;
+            a1 += s1 * w;
+            a2 += s2 * w;
+            a3 += s3 * w;
+            b0 += s0 * x;
+            b1 += s1 * x;
+            b2 += s2 * x;
+            b3 += s3 * x;
+        }
+        store8(target + i, a0);
+        store8(target + i + 8, a1);
+        store8(target + i + 16, a2);
+        store8(target + i + 24, a3);
+        store8(second_target + i, b0);
+        store8(second_target + i + 8, b1);
+        store8(second_target + i + 16, b2);
+        store8(second_target + i + 24, b3);
+    }
+    for (; i < samples; i++) {
+        float sum = 0, second = 0;
+        for (int32_t k = 0; k < count; k++) {
+            sum += (float)rows[k][i] * weights[k];
+            second += (float)rows[k][i] * second_weights[k];
+        }
+        target[i] = sum;
+        second_target[i] = second;
+    }
+    for (size_t j = (size_t)samples; j < length; j++) {
+        target[j] = 0;
+        second_target[j] = 0;
+    }
+}
+
 /* One output pixel of the horizontal pass: `pairs` pairs of taps from `p`. Two neighbouring
  * source pixels (6 floats) are one 8-lane read, multiplied by their pair of weights expanded to
  * [w w w w' w' w' 0 0]; the two halves of the sum are the output pixel. (Two pixels gathered
@@ -132,6 +178,64 @@ DR_INLINE void horizontal_pixel(const float *p, const float *w, int32_t pairs, f
     target[0] = a[0] + a[3];
     target[1] = a[1] + a[4];
     target[2] = a[2] + a[5];
+}
+
+typedef int32_t dr_i8 __attribute__((vector_size(32)));
+
+/* The same for two rows at once (two output rows of the same columns): each pair of weights
+ * is read once for both, the two pixels' halves are gathered into one vector and added, and
+ * the six values are clamped to 0...255, rounded and written as bytes straight away. */
+DR_INLINE void horizontal_pixel2(const float *pa, const float *pb, const float *w, int32_t pairs, uint8_t *ta,
+                                 uint8_t *tb) {
+    dr_v8 a0 = {0}, a1 = {0}, b0 = {0}, b1 = {0};
+    int32_t j = 0;
+    for (; j + 1 < pairs; j += 2) {
+        dr_v8 w0 = load8(w + 8 * j), w1 = load8(w + 8 * j + 8);
+        a0 += load8(pa + 6 * j) * w0;
+        b0 += load8(pb + 6 * j) * w0;
+        a1 += load8(pa + 6 * j + 6) * w1;
+        b1 += load8(pb + 6 * j + 6) * w1;
+    }
+    if (j < pairs) {
+        dr_v8 w0 = load8(w + 8 * j);
+        a0 += load8(pa + 6 * j) * w0;
+        b0 += load8(pb + 6 * j) * w0;
+    }
+    dr_v8 a = a0 + a1, b = b0 + b1;
+    dr_v8 low = __builtin_shufflevector(a, b, 0, 1, 2, 8, 9, 10, 6, 7);
+    dr_v8 high = __builtin_shufflevector(a, b, 3, 4, 5, 11, 12, 13, 6, 7);
+    const dr_v8 zero = {0}, top = {255, 255, 255, 255, 255, 255, 255, 255}, half = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f};
+    dr_v8 sum = __builtin_elementwise_min(__builtin_elementwise_max(low + high, zero), top) + half;
+    dr_i8 q = __builtin_convertvector(sum, dr_i8);
+    ta[0] = (uint8_t)q[0];
+    ta[1] = (uint8_t)q[1];
+    ta[2] = (uint8_t)q[2];
+    tb[0] = (uint8_t)q[3];
+    tb[1] = (uint8_t)q[4];
+    tb[2] = (uint8_t)q[5];
+}
+
+#define DR_HORIZONTAL_ROWS2(PAIRS)                                                                           \
+    for (int32_t ox = 0; ox < width; ox++) {                                                                 \
+        size_t offset = (size_t)(starts[ox] - first_column) * 3;                                             \
+        horizontal_pixel2(row + offset, second + offset, expanded + (size_t)ox * (PAIRS) * 8, (PAIRS),        \
+                          target + (size_t)ox * 3, second_target + (size_t)ox * 3);                          \
+    }
+
+DR_INLINE void horizontal_pass2(const float *row, const float *second, int32_t first_column, const int32_t *starts,
+                                const float *expanded, int32_t pairs, int32_t width, uint8_t *target,
+                                uint8_t *second_target) {
+    switch (pairs) {
+    case 1: DR_HORIZONTAL_ROWS2(1); break;
+    case 2: DR_HORIZONTAL_ROWS2(2); break;
+    case 3: DR_HORIZONTAL_ROWS2(3); break;
+    case 4: DR_HORIZONTAL_ROWS2(4); break;
+    case 5: DR_HORIZONTAL_ROWS2(5); break;
+    case 6: DR_HORIZONTAL_ROWS2(6); break;
+    case 7: DR_HORIZONTAL_ROWS2(7); break;
+    case 8: DR_HORIZONTAL_ROWS2(8); break;
+    default: DR_HORIZONTAL_ROWS2(pairs); break;
+    }
 }
 
 /* One row through the horizontal taps. The common tap counts get loops of their own, unrolled
@@ -191,16 +295,44 @@ DR_INLINE int resample_body(const uint8_t *source, int32_t source_width, int32_t
     int32_t real_columns = span.end > source_width ? source_width - span.first : span.end - span.first;
     int32_t samples = real_columns * 3;
 
-    for (int32_t oy = 0; oy < v->output_size; oy++) {
+    float *second_intermediate = intermediate + l.row;
+    float *merged = (float *)(void *)(rows + 2 * taps);
+    float *second_merged = merged + 2 * taps;
+    for (int32_t oy = 0; oy < v->output_size; oy += 2) {
+        /* Two output rows at a time (the last alone when their count is odd). */
+        int32_t count = oy + 1 < v->output_size ? 2 : 1;
         int32_t first = v->starts[oy];
-        for (int32_t k = 0; k < taps; k++) {
-            /* A read one past the last row meets a zero weight; it repeats the last row. */
-            int32_t row = first + k < source_height ? first + k : source_height - 1;
-            rows[k] = source + (size_t)row * source_stride + (size_t)span.first * 3;
+        int32_t span_rows = count == 2 ? v->starts[oy + 1] - first + taps : taps;
+        if (count == 2 && span_rows >= taps && span_rows <= taps + taps / 2) {
+            /* Their rows overlap by at least half: one pass over the rows of both. */
+            const float *wa = v->weights + (size_t)oy * (size_t)taps, *wb = wa + taps;
+            int32_t shift = v->starts[oy + 1] - first;
+            for (int32_t k = 0; k < span_rows; k++) {
+                int32_t row = first + k < source_height ? first + k : source_height - 1;
+                rows[k] = source + (size_t)row * source_stride + (size_t)span.first * 3;
+                merged[k] = k < taps ? wa[k] : 0;
+                second_merged[k] = k >= shift && k - shift < taps ? wb[k - shift] : 0;
+            }
+            vertical_pass2(rows, merged, second_merged, span_rows, samples, intermediate, second_intermediate, l.row);
+        } else {
+            for (int32_t r = 0; r < count; r++) {
+                int32_t row_first = v->starts[oy + r];
+                for (int32_t k = 0; k < taps; k++) {
+                    /* A read one past the last row meets a zero weight; it repeats the last row. */
+                    int32_t row = row_first + k < source_height ? row_first + k : source_height - 1;
+                    rows[k] = source + (size_t)row * source_stride + (size_t)span.first * 3;
+                }
+                vertical_pass(rows, v->weights + (size_t)(oy + r) * (size_t)taps, taps, samples,
+                              r == 0 ? intermediate : second_intermediate, l.row);
+            }
         }
-        vertical_pass(rows, v->weights + (size_t)oy * (size_t)taps, taps, samples, intermediate, l.row);
-        horizontal_pass(intermediate, span.first, h->starts, expanded, pairs, h->output_size, output);
-        store_bytes(output, target + (size_t)oy * target_stride, h->output_size * 3);
+        if (count == 2) {
+            horizontal_pass2(intermediate, second_intermediate, span.first, h->starts, expanded, pairs, h->output_size,
+                             target + (size_t)oy * target_stride, target + (size_t)(oy + 1) * target_stride);
+        } else {
+            horizontal_pass(intermediate, span.first, h->starts, expanded, pairs, h->output_size, output);
+            store_bytes(output, target + (size_t)oy * target_stride, h->output_size * 3);
+        }
     }
     return 0;
 }
