@@ -182,6 +182,21 @@ DR_INLINE void horizontal_pixel(const float *p, const float *w, int32_t pairs, f
 
 typedef int32_t dr_i8 __attribute__((vector_size(32)));
 
+/* `ROW(pairs)` with the pair count a constant for the common counts (1 to 8), so that the
+ * compiler unrolls each loop for its count and keeps no register spills across output pixels. */
+#define DR_BY_PAIRS(ROW)                   \
+    switch (pairs) {                       \
+    case 1: ROW(1); break;                 \
+    case 2: ROW(2); break;                 \
+    case 3: ROW(3); break;                 \
+    case 4: ROW(4); break;                 \
+    case 5: ROW(5); break;                 \
+    case 6: ROW(6); break;                 \
+    case 7: ROW(7); break;                 \
+    case 8: ROW(8); break;                 \
+    default: ROW(pairs); break;            \
+    }
+
 /* The same for two rows at once (two output rows of the same columns): each pair of weights
  * is read once for both, the two pixels' halves are gathered into one vector and added, and
  * the six values are clamped to 0...255, rounded and written as bytes straight away. */
@@ -225,21 +240,10 @@ DR_INLINE void horizontal_pixel2(const float *pa, const float *pb, const float *
 DR_INLINE void horizontal_pass2(const float *row, const float *second, int32_t first_column, const int32_t *starts,
                                 const float *expanded, int32_t pairs, int32_t width, uint8_t *target,
                                 uint8_t *second_target) {
-    switch (pairs) {
-    case 1: DR_HORIZONTAL_ROWS2(1); break;
-    case 2: DR_HORIZONTAL_ROWS2(2); break;
-    case 3: DR_HORIZONTAL_ROWS2(3); break;
-    case 4: DR_HORIZONTAL_ROWS2(4); break;
-    case 5: DR_HORIZONTAL_ROWS2(5); break;
-    case 6: DR_HORIZONTAL_ROWS2(6); break;
-    case 7: DR_HORIZONTAL_ROWS2(7); break;
-    case 8: DR_HORIZONTAL_ROWS2(8); break;
-    default: DR_HORIZONTAL_ROWS2(pairs); break;
-    }
+    DR_BY_PAIRS(DR_HORIZONTAL_ROWS2);
 }
 
-/* One row through the horizontal taps. The common tap counts get loops of their own, unrolled
- * by the compiler (the count known), so no register spills across output pixels. */
+/* One row through the horizontal taps (the last row of an odd count). */
 #define DR_HORIZONTAL_ROW(PAIRS)                                                                           \
     for (int32_t ox = 0; ox < width; ox++)                                                                 \
         horizontal_pixel(row + (size_t)(starts[ox] - first_column) * 3, expanded + (size_t)ox * (PAIRS) * 8, \
@@ -247,17 +251,7 @@ DR_INLINE void horizontal_pass2(const float *row, const float *second, int32_t f
 
 DR_INLINE void horizontal_pass(const float *row, int32_t first_column, const int32_t *starts, const float *expanded,
                                int32_t pairs, int32_t width, float *target) {
-    switch (pairs) {
-    case 1: DR_HORIZONTAL_ROW(1); break;
-    case 2: DR_HORIZONTAL_ROW(2); break;
-    case 3: DR_HORIZONTAL_ROW(3); break;
-    case 4: DR_HORIZONTAL_ROW(4); break;
-    case 5: DR_HORIZONTAL_ROW(5); break;
-    case 6: DR_HORIZONTAL_ROW(6); break;
-    case 7: DR_HORIZONTAL_ROW(7); break;
-    case 8: DR_HORIZONTAL_ROW(8); break;
-    default: DR_HORIZONTAL_ROW(pairs); break;
-    }
+    DR_BY_PAIRS(DR_HORIZONTAL_ROW);
 }
 
 /* Floats to bytes, clamped to 0...255 (Lanczos overshoots) and rounded to nearest. */
