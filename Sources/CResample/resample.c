@@ -181,6 +181,11 @@ DR_INLINE void horizontal_pixel(const float *p, const float *w, int32_t pairs, f
 }
 
 typedef int32_t dr_i8 __attribute__((vector_size(32)));
+typedef uint8_t dr_u8x8 __attribute__((vector_size(8)));
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "CResample writes pixels as little-endian words"
+#endif
 
 /* `ROW(pairs)` with the pair count a constant for the common counts (1 to 8), so that the
  * compiler unrolls each loop for its count and keeps no register spills across output pixels. */
@@ -199,9 +204,11 @@ typedef int32_t dr_i8 __attribute__((vector_size(32)));
 
 /* The same for two rows at once (two output rows of the same columns): each pair of weights
  * is read once for both, the two pixels' halves are gathered into one vector and added, and
- * the six values are clamped to 0...255, rounded and written as bytes straight away. */
+ * the six values are clamped to 0...255, rounded and written as bytes straight away: each
+ * pixel as a 4-byte word whose last byte the next pixel overwrites, or, for the last pixel
+ * of a row (`last`), its 3 bytes alone. */
 DR_INLINE void horizontal_pixel2(const float *pa, const float *pb, const float *w, int32_t pairs, uint8_t *ta,
-                                 uint8_t *tb) {
+                                 uint8_t *tb, int last) {
     dr_v8 a0 = {0}, a1 = {0}, b0 = {0}, b1 = {0};
     int32_t j = 0;
     for (; j + 1 < pairs; j += 2) {
@@ -221,20 +228,29 @@ DR_INLINE void horizontal_pixel2(const float *pa, const float *pb, const float *
     dr_v8 high = __builtin_shufflevector(a, b, 3, 4, 5, 11, 12, 13, 6, 7);
     const dr_v8 zero = {0}, top = {255, 255, 255, 255, 255, 255, 255, 255}, half = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f};
     dr_v8 sum = __builtin_elementwise_min(__builtin_elementwise_max(low + high, zero), top) + half;
-    dr_i8 q = __builtin_convertvector(sum, dr_i8);
-    ta[0] = (uint8_t)q[0];
-    ta[1] = (uint8_t)q[1];
-    ta[2] = (uint8_t)q[2];
-    tb[0] = (uint8_t)q[3];
-    tb[1] = (uint8_t)q[4];
-    tb[2] = (uint8_t)q[5];
+    dr_u8x8 bytes = __builtin_convertvector(__builtin_convertvector(sum, dr_i8), dr_u8x8);
+    uint64_t packed;
+    memcpy(&packed, &bytes, sizeof packed);
+    uint32_t first = (uint32_t)packed, second = (uint32_t)(packed >> 24);
+    if (last) {
+        memcpy(ta, &first, 3);
+        memcpy(tb, &second, 3);
+    } else {
+        memcpy(ta, &first, 4);
+        memcpy(tb, &second, 4);
+    }
 }
 
 #define DR_HORIZONTAL_ROWS2(PAIRS)                                                                           \
     for (int32_t ox = 0; ox < width; ox++) {                                                                 \
         size_t offset = (size_t)(starts[ox] - first_column) * 3;                                             \
-        horizontal_pixel2(row + offset, second + offset, expanded + (size_t)ox * (PAIRS) * 8, (PAIRS),        \
-                          target + (size_t)ox * 3, second_target + (size_t)ox * 3);                          \
+        const float *w = expanded + (size_t)ox * (PAIRS) * 8;                                                \
+        if (ox + 1 < width)                                                                                  \
+            horizontal_pixel2(row + offset, second + offset, w, (PAIRS), target + (size_t)ox * 3,            \
+                              second_target + (size_t)ox * 3, 0);                                            \
+        else                                                                                                 \
+            horizontal_pixel2(row + offset, second + offset, w, (PAIRS), target + (size_t)ox * 3,            \
+                              second_target + (size_t)ox * 3, 1);                                            \
     }
 
 DR_INLINE void horizontal_pass2(const float *row, const float *second, int32_t first_column, const int32_t *starts,
