@@ -363,6 +363,48 @@ static int resample_generic(const uint8_t *source, int32_t source_width, int32_t
                          scratch_floats);
 }
 
+DR_INLINE void box_reduce_body(const uint8_t *source, int32_t width, int32_t height, int32_t factor, uint8_t *target,
+                               uint32_t *sums) {
+    int32_t out_width = width / factor > 0 ? width / factor : 1, out_height = height / factor > 0 ? height / factor : 1;
+    int32_t block_width = factor < width ? factor : width, block_height = factor < height ? factor : height;
+    size_t used = (size_t)out_width * (size_t)block_width * 3;
+    uint32_t area = (uint32_t)block_width * (uint32_t)block_height;
+    for (int32_t oy = 0; oy < out_height; oy++) {
+        /* The block's rows summed column by column (a straight loop the compiler vectorises), then
+         * each block's columns. */
+        memset(sums, 0, used * sizeof *sums);
+        for (int32_t r = 0; r < block_height; r++) {
+            const uint8_t *row = source + ((size_t)oy * (size_t)factor + (size_t)r) * (size_t)width * 3;
+            for (size_t i = 0; i < used; i++) sums[i] += row[i];
+        }
+        uint8_t *out = target + (size_t)oy * (size_t)out_width * 3;
+        for (int32_t ox = 0; ox < out_width; ox++) {
+            uint32_t red = 0, green = 0, blue = 0;
+            const uint32_t *p = sums + (size_t)ox * (size_t)block_width * 3;
+            for (int32_t x = 0; x < block_width; x++) {
+                red += p[x * 3];
+                green += p[x * 3 + 1];
+                blue += p[x * 3 + 2];
+            }
+            out[ox * 3] = (uint8_t)((red + area / 2) / area);
+            out[ox * 3 + 1] = (uint8_t)((green + area / 2) / area);
+            out[ox * 3 + 2] = (uint8_t)((blue + area / 2) / area);
+        }
+    }
+}
+
+#if DR_RESAMPLE_X86
+__attribute__((target("avx2,fma"))) static void box_reduce_avx2(const uint8_t *source, int32_t width, int32_t height,
+                                                                 int32_t factor, uint8_t *target, uint32_t *sums) {
+    box_reduce_body(source, width, height, factor, target, sums);
+}
+#endif
+
+static void box_reduce_generic(const uint8_t *source, int32_t width, int32_t height, int32_t factor, uint8_t *target,
+                               uint32_t *sums) {
+    box_reduce_body(source, width, height, factor, target, sums);
+}
+
 /* 0: not yet asked, 1: AVX2 and FMA, 2: baseline. */
 static _Atomic int isa_choice = 0;
 
@@ -378,6 +420,17 @@ int dr_resample_uses_avx2(void) {
         atomic_store_explicit(&isa_choice, choice, memory_order_relaxed);
     }
     return choice == 1;
+}
+
+void dr_box_reduce(const uint8_t *source, int32_t width, int32_t height, int32_t factor, uint8_t *target,
+                   uint32_t *sums) {
+#if DR_RESAMPLE_X86
+    if (dr_resample_uses_avx2()) {
+        box_reduce_avx2(source, width, height, factor, target, sums);
+        return;
+    }
+#endif
+    box_reduce_generic(source, width, height, factor, target, sums);
 }
 
 int dr_resample(const uint8_t *source, int32_t source_width, int32_t source_height, size_t source_stride,

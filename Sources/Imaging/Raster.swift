@@ -1,3 +1,5 @@
+import CResample
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -90,51 +92,15 @@ struct Raster {
     }
 
     /// A copy reduced by an integer factor, each output pixel the mean of a factor × factor block
-    /// (partial blocks at the right and bottom edges are dropped). The rows of a block are summed
-    /// first (a straight, vectorisable loop), then each group of `factor` columns.
+    /// (partial blocks at the right and bottom edges are dropped), in the CResample layer: the
+    /// rows of a block summed column by column (vectorised), then each group of `factor` columns.
     func boxReduced(by factor: Int) throws -> Raster {
         guard factor > 1 else { return self }
         let outWidth = max(1, width / factor), outHeight = max(1, height / factor)
         let out = try Raster(width: outWidth, height: outHeight)
-        let blockWidth = min(factor, width), blockHeight = min(factor, height)
-        let usedBytes = outWidth * blockWidth * 3
-        let columnSums = UnsafeMutablePointer<UInt32>.allocate(capacity: usedBytes)
-        defer { columnSums.deallocate() }
-        let area = UInt32(blockWidth * blockHeight)
-        let source = pixels, target = out.pixels
-        var oy = 0
-        while oy < outHeight {
-            memset(columnSums, 0, usedBytes * MemoryLayout<UInt32>.stride)
-            var row = oy &* factor
-            let rowEnd = row &+ blockHeight
-            while row < rowEnd {
-                let rowPointer = source + row &* width &* 3
-                var i = 0
-                while i < usedBytes {
-                    columnSums[i] &+= UInt32(rowPointer[i])
-                    i &+= 1
-                }
-                row &+= 1
-            }
-            let outRow = target + oy &* outWidth &* 3
-            var ox = 0
-            while ox < outWidth {
-                var r: UInt32 = 0, g: UInt32 = 0, b: UInt32 = 0
-                var p = ox &* blockWidth &* 3
-                let end = p &+ blockWidth &* 3
-                while p < end {
-                    r &+= columnSums[p]
-                    g &+= columnSums[p &+ 1]
-                    b &+= columnSums[p &+ 2]
-                    p &+= 3
-                }
-                outRow[ox &* 3] = UInt8((r &+ area / 2) / area)
-                outRow[ox &* 3 &+ 1] = UInt8((g &+ area / 2) / area)
-                outRow[ox &* 3 &+ 2] = UInt8((b &+ area / 2) / area)
-                ox &+= 1
-            }
-            oy &+= 1
-        }
+        let sums = UnsafeMutablePointer<UInt32>.allocate(capacity: outWidth * min(factor, width) * 3)
+        defer { sums.deallocate() }
+        dr_box_reduce(pixels, Int32(width), Int32(height), Int32(factor), out.pixels, sums)
         return out
     }
 }

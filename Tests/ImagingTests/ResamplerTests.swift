@@ -96,6 +96,30 @@ struct ResamplerTests {
         #expect(ResampleAxis.kernel(3) == 0 && ResampleAxis.kernel(-3.5) == 0 && ResampleAxis.kernel(0) == 1)
     }
 
+    @Test("the box reduction is each block's rounded mean, partial blocks at the right and bottom dropped")
+    func boxReductionMatchesBlockMeans() throws {
+        for (index, (width, height, factor)) in [(10, 7, 2), (17, 13, 5), (64, 48, 8), (3, 20, 6), (7, 2, 9)].enumerated() {
+            let source = try Self.picture(width: width, height: height, seed: UInt64(200 + index))
+            let reduced = try source.boxReduced(by: factor)
+            let outWidth = max(1, width / factor), outHeight = max(1, height / factor)
+            #expect(reduced.width == outWidth && reduced.height == outHeight)
+            let blockWidth = min(factor, width), blockHeight = min(factor, height)
+            for oy in 0..<outHeight {
+                for ox in 0..<outWidth {
+                    for c in 0..<3 {
+                        var sum = 0
+                        for y in 0..<blockHeight {
+                            for x in 0..<blockWidth { sum += Int(source.pixels[((oy * factor + y) * width + ox * blockWidth + x) * 3 + c]) }
+                        }
+                        let area = blockWidth * blockHeight
+                        #expect(Int(reduced.pixels[(oy * outWidth + ox) * 3 + c]) == (sum + area / 2) / area,
+                                "\(width)×\(height) by \(factor), pixel \(ox),\(oy)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("a flat picture stays flat and a one-pixel edge stays where it was: no ringing or shift on uniform areas")
     func flatAndEdges() throws {
         let flat = try Raster(width: 90, height: 60)

@@ -34,6 +34,13 @@ int dr_resample(const uint8_t *source, int32_t source_width, int32_t source_heig
                 const dr_resample_axis *horizontal, const dr_resample_axis *vertical,
                 uint8_t *target, size_t target_stride, float *scratch, size_t scratch_floats);
 
+/* `source` (rows of width * 3 bytes) reduced by an integer `factor`: each output pixel of
+ * `target` ((width / factor) by (height / factor), at least 1 by 1) the rounded mean of a block
+ * of factor by factor pixels (at most the picture's size); the partial blocks at the right and
+ * bottom edges are dropped. `sums` holds (width / factor) * min(factor, width) * 3 counts. */
+void dr_box_reduce(const uint8_t *source, int32_t width, int32_t height, int32_t factor, uint8_t *target,
+                   uint32_t *sums);
+
 /* 1 when the 8-lane (AVX2 and FMA) passes are in use on this processor, else 0. */
 int dr_resample_uses_avx2(void);
 
