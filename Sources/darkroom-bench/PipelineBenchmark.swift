@@ -102,8 +102,8 @@ enum PipelineBenchmark {
 
         let halves = [before, after].compactMap { $0 }
         let renderWall = halves.reduce(0) { $0 + $1.wallSeconds }
-        // CPU time of the children, each one's warm-up photo taken out.
-        let renderCPU = halves.reduce(0) { $0 + ($1.childCPUSeconds ?? 0) * Double($1.photos) / Double($1.photos + 1) }
+        // CPU time of the children, each one's warm-up photos taken out.
+        let renderCPU = halves.reduce(0) { $0 + ($1.childCPUSeconds ?? 0) * Double($1.photos) / Double($1.photos + $1.warmUps) }
         let renderPeak = halves.map(\.peakKilobytes).max() ?? 0
         let overhead = 1 - renderWall / run.wallSeconds
         // The same in CPU time, less disturbed by other work on the machine.

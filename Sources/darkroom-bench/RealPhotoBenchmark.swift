@@ -120,7 +120,7 @@ enum RealPhotoBenchmark {
         print("CPU milliseconds per photo (user + system), mean of \(rounds) rounds; in each round every photo goes through each")
         print("in turn. The floor's tools have their start-up taken off (djpeg \(Table.number(tools.djpegStartup, 2)) ms, cjpeg "
               + "\(Table.number(tools.cjpegStartup, 2)) ms, measured on an 8×8 picture).")
-        print("Steady worker (one thread renders the six photos in turn, three times a round, after a warm-up photo, with the")
+        print("Steady worker (one thread renders the six photos in turn, three times a round, after each once untimed, with the")
         print("allocator setting of `darkroom run`): \(Table.number(steadyCPU)) ms of CPU per photo, \(Table.number(steadyFaults, 0)) "
               + "page faults per photo (a page is 4 KiB; a photo's rasters are about 30 MB).")
         let stages = steady.map(\.stages)

@@ -95,7 +95,7 @@ enum RenderBenchmark {
                              "mean ms: read / metadata / render", "peak RSS (VmHWM)"], rows: table)
         print("")
         print("ms/photo = wall time × workers / photos. \"fastest\" is the quickest single photo (least disturbed by other load).")
-        print("Each darkroom row ran in its own child process (one warm-up photo first), so its VmHWM is its own; the photos are")
+        print("Each darkroom row ran in its own child process (each photo once untimed first), so its VmHWM is its own; the photos are")
         print("read from disk one at a time, as the worker does. vipsthumbnail: one process per output, as a thumbnailing service")
         print("runs it (attention crop for the two cover outputs). Load average after: \(Machine.loadAverage()).\n")
 

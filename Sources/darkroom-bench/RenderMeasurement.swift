@@ -31,9 +31,11 @@ enum RenderMeasurement {
         var cpuMilliseconds = 0.0
         /// Mean minor page faults of the worker thread per photo.
         var pageFaults = 0.0
+        /// Photos rendered untimed before the timed ones (their CPU is in `childCPUSeconds`).
+        var warmUps = 0
         /// Mean CPU milliseconds per photo of each stage of the render (`RenderResult.timings`).
         var stages = RenderTimings()
-        /// CPU time of the measuring child (user + system, its warm-up photo included), when it ran as one.
+        /// CPU time of the measuring child (user + system, its warm-up photos included), when it ran as one.
         var childCPUSeconds: Double?
 
         var photosPerSecond: Double { Double(photos) / wallSeconds }
@@ -44,7 +46,7 @@ enum RenderMeasurement {
             "RESULT workers=\(workers) photos=\(photos) wall=\(wallSeconds) median=\(medianMilliseconds) min=\(minimumMilliseconds) "
                 + "hwm=\(peakKilobytes) read=\(readMilliseconds) metadata=\(metadataMilliseconds) render=\(renderMilliseconds) "
                 + "cpu=\(cpuMilliseconds) faults=\(pageFaults) "
-                + "stages=\(stages.decode),\(stages.analysis),\(stages.resample),\(stages.encode)"
+                + "warmup=\(warmUps) stages=\(stages.decode),\(stages.analysis),\(stages.resample),\(stages.encode)"
         }
 
         init(workers: Int, photos: Int, wallSeconds: Double, medianMilliseconds: Double, minimumMilliseconds: Double,
@@ -77,6 +79,7 @@ enum RenderMeasurement {
                       peakKilobytes: hwm, readMilliseconds: read, metadataMilliseconds: metadata, renderMilliseconds: render)
             cpuMilliseconds = number("cpu") ?? 0
             pageFaults = number("faults") ?? 0
+            warmUps = fields["warmup"].flatMap(Int.init) ?? 0
             let parts = (fields["stages"] ?? "").split(separator: ",").compactMap { Double($0) }
             if parts.count == 4 {
                 stages.decode = parts[0]
@@ -172,13 +175,17 @@ enum RenderMeasurement {
         return timing
     }
 
+    /// The most photos rendered once each before the timed ones.
+    static let warmUpPhotos = 8
+
     /// Processes `count` photos, taking the photos of `directory` (JPEG, or HEIC) in turn, with `workers` threads.
     static func run(directory: URL, workers: Int, count: Int, settings: Settings) throws -> Result {
         let listing = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
         let files = listing.filter { ["jpg", "heic"].contains($0.pathExtension.lowercased()) }.sorted { $0.path < $1.path }
-        guard let first = files.first else { throw BenchError("no .jpg or .heic photos in \(directory.path)") }
-        // One warm-up photo outside the timing (first-touch page faults, lazy symbol binding).
-        _ = try processOne(first, settings: settings)
+        guard !files.isEmpty else { throw BenchError("no .jpg or .heic photos in \(directory.path)") }
+        // Warm-up outside the timing: each photo once (up to `warmUpPhotos`), so that the timed
+        // photos meet a worker that has seen their sizes (first-touch page faults, lazy binding).
+        for file in files.prefix(warmUpPhotos) { _ = try processOne(file, settings: settings) }
         let queue = Queue(files: files, count: count)
         let group = DispatchGroup()
         let start = Machine.now()
@@ -207,6 +214,7 @@ enum RenderMeasurement {
             readMilliseconds: mean(\.read), metadataMilliseconds: mean(\.metadata), renderMilliseconds: mean(\.render))
         result.cpuMilliseconds = mean(\.cpu)
         result.pageFaults = mean(\.faults)
+        result.warmUps = min(files.count, warmUpPhotos)
         result.stages.decode = mean(\.stages.decode)
         result.stages.analysis = mean(\.stages.analysis)
         result.stages.resample = mean(\.stages.resample)
