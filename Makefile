@@ -5,8 +5,10 @@ SWIFT ?= swift
 # libheif-dev brings libheif1, whose HEVC (libde265-0) and AV1 (libdav1d6, libaom3) decoders
 # are dependencies of the library itself in Debian 12 (no separate plugin packages before 1.16).
 # libwebp-dev: WebP variants; liblcms2-dev: conversion to sRGB; liblcms2-utils: the tests compare
-# that conversion with lcms2's own transicc.
-DEBS := pkg-config libjpeg62-turbo-dev libpng-dev libexif-dev libsqlite3-dev libheif-dev libwebp-dev liblcms2-dev liblcms2-utils
+# that conversion with lcms2's own transicc. postgresql: the server the PostgreSQL tests start
+# in a temporary directory of their own (initdb, pg_ctl; its contrib extension `cube` indexes
+# the catalog's places and pictures); the catalog itself needs only a server's address.
+DEBS := pkg-config libjpeg62-turbo-dev libpng-dev libexif-dev libsqlite3-dev libheif-dev libwebp-dev liblcms2-dev liblcms2-utils postgresql
 # Only the benchmark needs these: vipsthumbnail is its point of comparison.
 BENCH_DEBS := libvips-tools libjpeg-turbo-progs
 # Only `make fuzz` needs these.

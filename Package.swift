@@ -17,6 +17,8 @@ let package = Package(
         // Already in the graph through Hummingbird: its thread pool and service lifecycle.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // The job queue in PostgreSQL, for workers on several machines.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // The C libraries, found by pkg-config (installed by `make deps`).
@@ -72,6 +74,8 @@ let package = Package(
             "Catalog",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
+        // Synthetic pictures for the tests of both catalog stores.
+        .target(name: "CatalogFixtures", dependencies: ["Catalog", "SeededRandom"]),
         // The `server` and `webhooks` settings alone, so that what needs only them (webhook
         // delivery) does not depend on the imaging stack.
         .target(name: "ServiceSettings"),
@@ -105,6 +109,31 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // PostgreSQL for the catalog and the queue: `postgres://` addresses, a blocking
+        // connection pool for the worker's threads, transactions retried when they lose a race,
+        // migrations by name, records to and from rows.
+        .target(name: "PostgresStore", dependencies: [
+            "Failures",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The job queue in PostgreSQL: jobs inserted with what records them, claimed exclusively
+        // (SKIP LOCKED) under a lease that a live worker renews and a dead one's loses.
+        .target(name: "PostgresQueue", dependencies: [
+            "Failures", "PostgresStore",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The catalog in PostgreSQL: the same records, moments engine and outbox as the SQLite
+        // catalog, behind the same seam, for workers on several machines.
+        .target(name: "PostgresCatalog", dependencies: [
+            "Catalog", "Moments", "PostgresStore",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // A throwaway PostgreSQL cluster (initdb in a temporary directory, a free port) for the
+        // tests and the benchmark; it stops and is removed when they are done.
+        .target(name: "PostgresHarness", dependencies: ["PostgresStore"]),
         // `multipart/form-data` read as it streams in, with limits checked as the bytes arrive.
         .target(name: "Multipart"),
         // The long-running parts of `serve` and `run` as services of swift-service-lifecycle.
@@ -137,16 +166,20 @@ let package = Package(
         .target(name: "BenchKit", dependencies: ["SeededRandom"]),
         .executableTarget(name: "darkroom-bench", dependencies: [
             "BenchKit", "Imaging", "PhotoMetadata", "Moments", "Catalog", "Ingest", "LibraryImport", "Settings", "Storage",
-            "SeededRandom",
+            "SeededRandom", "PostgresQueue", "PostgresHarness",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
 
         .testTarget(name: "ImagingTests", dependencies: ["Imaging", "Failures", "SeededRandom"]),
+        .testTarget(name: "PostgresCatalogTests", dependencies: [
+            "PostgresCatalog", "PostgresStore", "PostgresHarness", "Catalog", "CatalogFixtures", "Moments", "SeededRandom",
+        ]),
+        .testTarget(name: "PostgresQueueTests", dependencies: ["PostgresQueue", "PostgresStore", "PostgresHarness", "Failures"]),
         .testTarget(name: "PhotoMetadataTests", dependencies: ["PhotoMetadata", "SeededRandom"]),
         .testTarget(name: "MomentsTests", dependencies: ["Moments", "SeededRandom"]),
         .testTarget(name: "CatalogTests", dependencies: [
-            "Catalog", "Failures", "Moments", "SeededRandom",
+            "Catalog", "CatalogFixtures", "Failures", "Moments", "SeededRandom",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "SettingsTests", dependencies: ["Settings", "ServiceSettings", "Imaging", "Moments"]),

@@ -14,6 +14,21 @@ public struct CatalogCounts: Sendable, Equatable, Codable {
     /// Jobs finished in the last minute and the last hour.
     public var finishedLastMinute: Int
     public var finishedLastHour: Int
+
+    /// Counts from their parts (each store counts its own tables).
+    public init(pictures: Int, variants: Int, jobsAdded: Int, jobsDuplicate: Int, jobsFailed: Int, moments: Int, places: Int,
+                outboxPending: Int, finishedLastMinute: Int, finishedLastHour: Int) {
+        self.pictures = pictures
+        self.variants = variants
+        self.jobsAdded = jobsAdded
+        self.jobsDuplicate = jobsDuplicate
+        self.jobsFailed = jobsFailed
+        self.moments = moments
+        self.places = places
+        self.outboxPending = outboxPending
+        self.finishedLastMinute = finishedLastMinute
+        self.finishedLastHour = finishedLastHour
+    }
 }
 
 extension Catalog {

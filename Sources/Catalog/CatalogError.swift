@@ -18,6 +18,9 @@ public enum CatalogError: CategorizedError, CustomStringConvertible, Sendable, E
     case rule(MomentError)
     /// Any other failure, with the database's message.
     case other(String)
+    /// A catalog server that could not be reached or answered with a failure that may pass
+    /// (PostgreSQL down, a network cut): the work is tried again.
+    case unavailable(String)
 
     /// Any error of a catalog operation on the database at `path`, by what it is.
     public init(_ error: any Error, path: String) {
@@ -44,7 +47,7 @@ public enum CatalogError: CategorizedError, CustomStringConvertible, Sendable, E
     /// True when the same operation may succeed if tried again later.
     public var isTransient: Bool {
         switch self {
-        case .busy, .diskFull: true
+        case .busy, .diskFull, .unavailable: true
         case .corrupt, .refused, .rule, .other: false
         }
     }
@@ -53,7 +56,7 @@ public enum CatalogError: CategorizedError, CustomStringConvertible, Sendable, E
     /// request the catalog or the moment rules refuse is the input's.
     public var category: FailureCategory {
         switch self {
-        case .busy, .corrupt, .other: .catalog
+        case .busy, .corrupt, .other, .unavailable: .catalog
         case .diskFull: .storage
         case .refused, .rule: .badInput
         }
@@ -67,6 +70,7 @@ public enum CatalogError: CategorizedError, CustomStringConvertible, Sendable, E
         case .diskFull: "the catalog's disk is full; try again once space is freed"
         case .corrupt: "the catalog is damaged; the server's log has the details under this answer's request_id"
         case .other: "catalog error: the server's log has the details under this answer's request_id"
+        case .unavailable: "the catalog's database cannot be reached; try again shortly"
         case .refused, .rule: description
         }
     }
@@ -79,6 +83,7 @@ public enum CatalogError: CategorizedError, CustomStringConvertible, Sendable, E
         case .refused(let message): message
         case .rule(let error): error.description
         case .other(let message): "catalog error: \(message)"
+        case .unavailable(let message): message
         }
     }
 }

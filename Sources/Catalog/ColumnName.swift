@@ -10,7 +10,8 @@ public enum ColumnName {
     public static let encoding = DatabaseColumnEncodingStrategy.custom { key in snakeCase(key.stringValue) }
 
     /// `camelCase` → `camel_case`; an acronym is one word (`imageURLPath` → `image_url_path`).
-    static func snakeCase(_ name: String) -> String {
+    /// The column a record's property is stored in: `sourceName` in `source_name`, `sha256` as it is.
+    public static func snakeCase(_ name: String) -> String {
         let bytes = Array(name.utf8)
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count + 4)

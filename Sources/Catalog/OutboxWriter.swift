@@ -4,19 +4,26 @@ import GRDB
 import Moments
 
 /// Turns the moment engine's events into outbox rows, in the transaction that caused them.
-struct OutboxWriter {
+public struct OutboxWriter {
     let db: Database
     let at: Double
 
     /// Records each event a notifier cares about, in order.
     func record(_ events: [MomentEvent]) throws {
-        for event in events {
-            guard var row = try row(for: event) else { continue }
+        for var row in try Self.rows(for: events, at: at, thumbHash: { picture in
+            try String.fetchOne(db.cachedStatement(sql: "SELECT thumb_hash FROM pictures WHERE id = ?"), arguments: [picture])
+        }) {
             try row.insert(db)
         }
     }
 
-    private func row(for event: MomentEvent) throws -> OutboxEvent? {
+    /// The outbox rows of the engine's events, in order, for any store: `thumbHash` reads a
+    /// picture's placeholder from it.
+    public static func rows(for events: [MomentEvent], at: Double, thumbHash: (Int64) throws -> String?) throws -> [OutboxEvent] {
+        try events.compactMap { event in try row(for: event, at: at, thumbHash: thumbHash) }
+    }
+
+    private static func row(for event: MomentEvent, at: Double, thumbHash: (Int64) throws -> String?) throws -> OutboxEvent? {
         switch event {
         case .momentCreated(let moment):
             return OutboxEvent(event: .momentCreated, momentId: moment.id, pictureId: nil, payload: Catalog.json(Self.describe(moment)), createdAt: at)
@@ -29,7 +36,7 @@ struct OutboxWriter {
             return OutboxEvent(event: .momentDeleted, momentId: id, pictureId: nil, payload: Catalog.json(["moment_id": .integer(id)]), createdAt: at)
         case .pictureAdded(let picture, let moment):
             // With the placeholder, so an app can paint the picture the moment it hears of it.
-            let thumbHash = try String.fetchOne(db.cachedStatement(sql: "SELECT thumb_hash FROM pictures WHERE id = ?"), arguments: [picture])
+            let thumbHash = try thumbHash(picture)
             return OutboxEvent(event: .pictureAdded, momentId: moment, pictureId: picture,
                                payload: Catalog.json(["picture_id": .integer(picture), "moment_id": moment.map { .integer($0) } ?? .null,
                                                       "thumb_hash": thumbHash.map { .string($0) } ?? .null]), createdAt: at)

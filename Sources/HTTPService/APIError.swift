@@ -90,7 +90,7 @@ enum APIError: Error, CustomStringConvertible, Sendable, Equatable {
         case .rule(.notCreator): .forbidden(error.description)
         case .rule(.idTaken): .conflict(error.description)
         case .rule, .refused: .badRequest(error.description)
-        case .busy, .diskFull: .unavailable(error.publicDescription)
+        case .busy, .diskFull, .unavailable: .unavailable(error.publicDescription)
         case .corrupt, .other: .internal(error.publicDescription)
         }
     }

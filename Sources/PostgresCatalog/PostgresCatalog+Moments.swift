@@ -1,0 +1,132 @@
+import Catalog
+import Foundation
+import Moments
+import PostgresNIO
+import PostgresStore
+
+extension PostgresCatalog {
+    /// Declares a new place for the backend, with its own id or the next free positive one; an
+    /// id already taken is refused, never replaced.
+    public func declarePlace(id: Int64?, name: String?, center: Coordinate, radiusMetres: Double) throws(CatalogError) -> Place {
+        var place = Place(id: id ?? 0, name: name, center: center, radiusMetres: radiusMetres)
+        guard place.isValid else {
+            throw CatalogError.refused("a place needs a latitude in -90...90, a longitude in -180...180 and a radius above 0 metres")
+        }
+        return try write { session in
+            if let id {
+                guard Declaration.backendIds.contains(id) else { throw MomentError.idOutOfRange(kind: "place", id: id) }
+                if try PostgresMomentStore(session: session).place(id: id) != nil {
+                    throw CatalogError.refused("place \(id) exists already; change it with an update")
+                }
+            } else {
+                place.id = try Self.nextBackendId(in: "places", session)
+            }
+            var store = PostgresMomentStore(session: session)
+            try store.savePlace(place)
+            return place
+        }
+    }
+
+    /// Declares (`.create`) or changes (`.update`) a moment for the backend at one of the
+    /// catalog's places; the pictures it matches join it, even those committed before.
+    public func declareMoment(_ moment: Moment, id: Int64?, as declaration: Declaration = .create) throws(CatalogError) -> (Moment, [MomentEvent]) {
+        try write { session in
+            var moment = moment
+            if declaration == .update && id == nil { throw CatalogError.refused("an update names the moment's id") }
+            moment.id = try id ?? Self.nextBackendId(in: "moments", session)
+            var store = PostgresMomentStore(session: session)
+            guard let place = try store.place(id: moment.placeId) else {
+                throw CatalogError.refused("place \(moment.placeId) does not exist; declare it first (`darkroom places add`, or POST /v1/places)")
+            }
+            let events = try MomentEngine(rules: momentRules).declare(moment, at: place, as: declaration, into: &store)
+            try Self.recordOutbox(events, at: Date().timeIntervalSince1970, session)
+            return (try store.moment(id: moment.id) ?? moment, events)
+        }
+    }
+
+    /// Every place, by id.
+    public func places() throws(CatalogError) -> [Place] {
+        try read { session in
+            try session.rows("SELECT \(unescaped: PostgresMomentStore.placeColumns) FROM places ORDER BY id").map(PostgresMomentStore.place)
+        }
+    }
+
+    /// Places whose centre lies within `radiusMetres` of `center`, nearest first.
+    public func places(around center: Coordinate, radiusMetres: Double) throws(CatalogError) -> [Place] {
+        try read { session in
+            PlaceQuery.around(center, radiusMetres: radiusMetres,
+                              among: try PostgresMomentStore(session: session).places(around: center, radiusMetres: radiusMetres))
+        }
+    }
+
+    /// A moment by id.
+    public func moment(id: Int64) throws(CatalogError) -> Moment? {
+        try read { session in try PostgresMomentStore(session: session).moment(id: id) }
+    }
+
+    /// Every moment (or those of one place), by start time then id.
+    public func moments(atPlace placeId: Int64? = nil) throws(CatalogError) -> [Moment] {
+        try read { session in
+            let store = PostgresMomentStore(session: session)
+            let all = try placeId.map { try store.moments(atPlace: $0) } ?? store.allMoments()
+            return all.sorted { ($0.start, $0.id) < ($1.start, $1.id) }
+        }
+    }
+
+    /// How many pictures each moment holds.
+    public func pictureCounts() throws(CatalogError) -> [Int64: Int] {
+        try read { session in
+            var counts: [Int64: Int] = [:]
+            for row in try session.rows("SELECT moment_id, COUNT(*) FROM pictures WHERE moment_id IS NOT NULL GROUP BY moment_id") {
+                let (moment, count) = try row.decode((Int64, Int64).self)
+                counts[moment] = Int(count)
+            }
+            return counts
+        }
+    }
+
+    /// Recomputes every moment from the pictures and declared moments and returns what
+    /// changed: nothing, when the incremental state was right. With `apply` false the changes
+    /// are computed and rolled back, for a check.
+    public func rebuildMoments(apply: Bool) throws(CatalogError) -> [MomentEvent] {
+        try write(commit: apply) { session in
+            var store = PostgresMomentStore(session: session)
+            let events = try MomentEngine(rules: momentRules).rebuild(&store)
+            try Self.recordOutbox(events, at: Date().timeIntervalSince1970, session)
+            return events
+        }
+    }
+
+    /// Counts of everything in the catalog, as of now.
+    public func counts(now: Date = Date()) throws(CatalogError) -> CatalogCounts {
+        let instant = now.timeIntervalSince1970
+        return try read { session in
+            let row = try session.rows("""
+                SELECT (SELECT COUNT(*) FROM pictures), (SELECT COUNT(*) FROM variants),
+                  (SELECT COUNT(*) FROM jobs WHERE outcome = 'added'), (SELECT COUNT(*) FROM jobs WHERE outcome = 'duplicate'),
+                  (SELECT COUNT(*) FROM jobs WHERE outcome = 'failed'), (SELECT COUNT(*) FROM moments),
+                  (SELECT COUNT(*) FROM places), (SELECT COUNT(*) FROM outbox WHERE delivered_at IS NULL),
+                  (SELECT COUNT(*) FROM jobs WHERE finished_at >= \(instant - 60)),
+                  (SELECT COUNT(*) FROM jobs WHERE finished_at >= \(instant - 3600))
+                """)
+            guard let values = try row.first?.decode((Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64).self) else {
+                throw CatalogError.other("the counts query returned no row")
+            }
+            return CatalogCounts(
+                pictures: Int(values.0), variants: Int(values.1), jobsAdded: Int(values.2), jobsDuplicate: Int(values.3),
+                jobsFailed: Int(values.4), moments: Int(values.5), places: Int(values.6), outboxPending: Int(values.7),
+                finishedLastMinute: Int(values.8), finishedLastHour: Int(values.9))
+        }
+    }
+
+    /// The next positive id of a table: the backend's range (the worker's own ids are negative).
+    private static func nextBackendId(in table: String, _ session: PostgresSession) throws -> Int64 {
+        let range = Declaration.backendIds
+        let highest = try session.value(PostgresQuery(unsafeSQL: "SELECT MAX(id) FROM \(table) WHERE id BETWEEN 1 AND \(range.upperBound)"),
+                                        as: Int64.self) ?? 0
+        guard highest < range.upperBound else {
+            throw CatalogError.refused("no free id above the highest in \(table); give one explicitly")
+        }
+        return highest + 1
+    }
+}

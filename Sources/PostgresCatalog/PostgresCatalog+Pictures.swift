@@ -1,0 +1,124 @@
+import Catalog
+import Foundation
+import Moments
+import PostgresNIO
+import PostgresStore
+
+extension PostgresCatalog: PictureCatalog {
+    /// Commits a processed photo in one transaction, as the SQLite catalog does: the picture,
+    /// its variants, its moment, the job and the outbox events; or, when the bytes are already
+    /// a picture (a worker on another machine may have committed them a moment ago), the job
+    /// as a duplicate.
+    public func commitPicture(_ picture: PictureRecord, variants: [VariantRecord], job: JobRecord) throws(CatalogError) -> CommitOutcome {
+        try write { session in
+            var job = job
+            if let existing = try session.value("SELECT id FROM pictures WHERE sha256 = \(picture.sha256)", as: Int64.self) {
+                job.outcome = .duplicate
+                job.pictureId = existing
+                try Self.insert(job, into: "jobs", session)
+                return .duplicate(of: existing)
+            }
+            var picture = picture
+            picture.id = nil
+            guard let pictureId = try session.value(
+                try PostgresRowCoding.insert(picture, into: "pictures", suffix: "RETURNING id", naming: Self.column), as: Int64.self)
+            else { throw CatalogError.other("inserted picture has no id") }
+            picture.id = pictureId
+            for var variant in variants {
+                variant.pictureId = pictureId
+                try session.execute(try PostgresRowCoding.insert(variant, into: "variants", naming: Self.column))
+            }
+            job.outcome = .added
+            job.pictureId = pictureId
+            try Self.insert(job, into: "jobs", session)
+            var store = PostgresMomentStore(session: session)
+            let events = try MomentEngine(rules: momentRules).ingest(picture.momentFacts, into: &store)
+            try Self.recordOutbox(events, at: job.finishedAt, session)
+            return .added(pictureId: pictureId, momentId: try store.momentId(ofPicture: pictureId))
+        }
+    }
+
+    /// Records a photo whose bytes are already a picture.
+    public func recordDuplicate(_ job: JobRecord, of pictureId: Int64) throws(CatalogError) {
+        try write { session in
+            var job = job
+            job.outcome = .duplicate
+            job.pictureId = pictureId
+            try Self.insert(job, into: "jobs", session)
+        }
+    }
+
+    /// Records a photo that could not be processed.
+    public func recordFailure(_ job: JobRecord) throws(CatalogError) {
+        try write { session in
+            var job = job
+            job.outcome = .failed
+            try Self.insert(job, into: "jobs", session)
+        }
+    }
+
+    /// The job that committed this claim, if any.
+    public func finishedJob(claimPath: String) throws(CatalogError) -> JobRecord? {
+        try read { session in
+            try session.rows("SELECT * FROM jobs WHERE claim_path = \(claimPath) ORDER BY id LIMIT 1").first.map { try Self.record(JobRecord.self, $0) }
+        }
+    }
+
+    /// The newest job recorded under this claim path, if any.
+    public func latestJob(claimPath: String) throws(CatalogError) -> JobRecord? {
+        try read { session in
+            try session.rows("SELECT * FROM jobs WHERE claim_path = \(claimPath) ORDER BY id DESC LIMIT 1").first.map { try Self.record(JobRecord.self, $0) }
+        }
+    }
+
+    /// A picture by content hash.
+    public func picture(sha256: String) throws(CatalogError) -> PictureRecord? {
+        try read { session in
+            try session.rows("SELECT * FROM pictures WHERE sha256 = \(sha256)").first.map { try Self.record(PictureRecord.self, $0) }
+        }
+    }
+
+    /// A picture by id.
+    public func picture(id: Int64) throws(CatalogError) -> PictureRecord? {
+        try read { session in
+            try session.rows("SELECT * FROM pictures WHERE id = \(id)").first.map { try Self.record(PictureRecord.self, $0) }
+        }
+    }
+
+    /// The variants of one picture.
+    public func variants(ofPicture id: Int64) throws(CatalogError) -> [VariantRecord] {
+        try read { session in
+            try session.rows("SELECT * FROM variants WHERE picture_id = \(id) ORDER BY name").map { try Self.record(VariantRecord.self, $0) }
+        }
+    }
+
+    /// Every picture, by id (for checks and exports).
+    public func allPictures() throws(CatalogError) -> [PictureRecord] {
+        try read { session in try session.rows("SELECT * FROM pictures ORDER BY id").map { try Self.record(PictureRecord.self, $0) } }
+    }
+
+    /// Every job, by id.
+    public func allJobs() throws(CatalogError) -> [JobRecord] {
+        try read { session in try session.rows("SELECT * FROM jobs ORDER BY id").map { try Self.record(JobRecord.self, $0) } }
+    }
+
+    /// Every outbox event, by id.
+    public func allOutboxEvents() throws(CatalogError) -> [OutboxEvent] {
+        try read { session in try session.rows("SELECT * FROM outbox ORDER BY id").map { try Self.record(OutboxEvent.self, $0) } }
+    }
+
+    static func insert<R: Encodable>(_ record: R, into table: String, _ session: PostgresSession) throws {
+        try session.execute(try PostgresRowCoding.insert(record, into: table, naming: column))
+    }
+
+    /// The engine's events as outbox rows, in this transaction.
+    static func recordOutbox(_ events: [MomentEvent], at instant: Double, _ session: PostgresSession) throws {
+        let rows = try OutboxWriter.rows(for: events, at: instant) { picture in
+            try session.value("SELECT thumb_hash FROM pictures WHERE id = \(picture)", as: String.self)
+        }
+        for var row in rows {
+            row.id = nil
+            try insert(row, into: "outbox", session)
+        }
+    }
+}

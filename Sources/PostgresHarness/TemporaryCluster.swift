@@ -1,0 +1,148 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A PostgreSQL cluster of its own for a test or a benchmark: `initdb` in a temporary
+/// directory, the server on a free loopback port, stopped and removed by `stop()` (or when
+/// the value goes away). When this process is root, the cluster's programs run as the
+/// `postgres` user, since initdb refuses root. Local connections are trusted: any user name
+/// given to `initdb` (`postgres`) and any password connect.
+public final class TemporaryCluster: @unchecked Sendable {  // safe: `stopped` is written under `lock`
+    /// Why a cluster could not be had: the message says what is missing and what to do.
+    public struct Unavailable: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The superuser's name.
+    public let user = "postgres"
+    public let port: Int
+    /// The cluster's directory (data, log and socket), removed by `stop()`.
+    public let directory: URL
+    private let binaries: URL
+    private let runAsPostgres: Bool
+    private let lock = NSLock()
+    private var stopped = false
+
+    /// `postgres://postgres@127.0.0.1:PORT/DATABASE`
+    public func url(database: String = "postgres") -> String { "postgres://\(user)@127.0.0.1:\(port)/\(database)" }
+
+    /// Debian's server programs (`postgresql` package): the highest version under /usr/lib/postgresql.
+    public static func binaries() -> URL? {
+        let root = URL(fileURLWithPath: "/usr/lib/postgresql")
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []).compactMap(Int.init).sorted()
+        for version in versions.reversed() {
+            let bin = root.appendingPathComponent("\(version)/bin")
+            if FileManager.default.isExecutableFile(atPath: bin.appendingPathComponent("initdb").path) { return bin }
+        }
+        return nil
+    }
+
+    /// Makes and starts a cluster. `durable: false` turns off fsync (for tests, whose data is
+    /// thrown away); the benchmark keeps it on.
+    public static func start(durable: Bool = false) throws -> TemporaryCluster {
+        guard let binaries = binaries() else {
+            throw Unavailable(description: "PostgreSQL's server programs are not installed (/usr/lib/postgresql/*/bin/initdb): run `make deps`")
+        }
+        let root = geteuid() == 0
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory())
+            .appendingPathComponent("darkroom-postgres-\(getpid())-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        if root {
+            guard let account = getpwnam("postgres") else {
+                try? FileManager.default.removeItem(at: directory)
+                throw Unavailable(description: "running as root, but there is no `postgres` user to run initdb as: run `make deps`")
+            }
+            chown(directory.path, account.pointee.pw_uid, account.pointee.pw_gid)
+            chmod(directory.path, 0o700)
+        }
+        let port = try freePort()
+        let cluster = TemporaryCluster(port: port, directory: directory, binaries: binaries, runAsPostgres: root)
+        do {
+            try cluster.run("initdb", ["-D", cluster.data, "-U", cluster.user, "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"])
+            var options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c max_connections=200"
+            if !durable { options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off" }
+            try cluster.run("pg_ctl", ["-D", cluster.data, "-l", directory.appendingPathComponent("server.log").path, "-o", options, "-w", "-t", "60", "start"])
+        } catch {
+            cluster.stop()
+            throw error
+        }
+        return cluster
+    }
+
+    private init(port: Int, directory: URL, binaries: URL, runAsPostgres: Bool) {
+        self.port = port
+        self.directory = directory
+        self.binaries = binaries
+        self.runAsPostgres = runAsPostgres
+    }
+
+    deinit { stop() }
+
+    private var data: String { directory.appendingPathComponent("data").path }
+
+    /// Stops the server (fast shutdown) and removes the directory; once.
+    public func stop() {
+        lock.lock()
+        let already = stopped
+        stopped = true
+        lock.unlock()
+        guard !already else { return }
+        if FileManager.default.fileExists(atPath: directory.appendingPathComponent("data/postmaster.pid").path) {
+            try? run("pg_ctl", ["-D", data, "-m", "fast", "-w", "-t", "60", "stop"])
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Runs one of the server's programs (as `postgres` when this process is root) and waits.
+    /// Spawned and reaped directly (posix_spawn, waitpid): Foundation's `Process` can miss the
+    /// exit of a program whose child (the server) lives on, and then waits for ever.
+    private func run(_ program: String, _ arguments: [String]) throws {
+        let path = binaries.appendingPathComponent(program).path
+        let argv = runAsPostgres ? ["/usr/sbin/runuser", "-u", "postgres", "--", path] + arguments : [path] + arguments
+        let output = directory.appendingPathComponent("\(program).out").path
+        FileManager.default.createFile(atPath: output, contents: nil)
+        if runAsPostgres, let account = getpwnam("postgres") { chown(output, account.pointee.pw_uid, account.pointee.pw_gid) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_APPEND, 0)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var cArguments = argv.map { strdup($0) } + [nil]
+        defer { for argument in cArguments { free(argument) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, argv[0], &actions, nil, &cArguments, environ)
+        guard spawned == 0 else {
+            throw Unavailable(description: "cannot start \(argv[0]): \(String(cString: strerror(spawned)))")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        // WIFEXITED and WEXITSTATUS, which Swift does not import: exited when the low 7 bits are 0.
+        let exited = status & 0x7f == 0
+        let code = (status >> 8) & 0xff
+        guard exited && code == 0 else {
+            let said = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+            let last = said.split(separator: "\n").last.map(String.init) ?? "no output"
+            throw Unavailable(description: "\(program) " + (exited ? "exited with status \(code)" : "was killed by signal \(status & 0x7f)") + ": \(last)")
+        }
+    }
+
+    /// A loopback port nothing listens on now (the kernel's choice for a port-0 bind).
+    static func freePort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw Unavailable(description: "cannot open a socket to find a free port") }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
+        }
+        guard bound else { throw Unavailable(description: "cannot bind a loopback socket to find a free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
