@@ -158,7 +158,7 @@ let package = Package(
         ], exclude: ["openapi.json"]),
         .executableTarget(name: "darkroom", dependencies: [
             "BuildInfo", "Catalog", "CatalogImports", "HTTPService", "Imaging", "Ingest", "JSONValues", "LibraryImport", "Moments", "Operations",
-            "PhotoMetadata", "ServiceSettings", "Settings", "Storage", "Terminal", "Webhooks",
+            "PhotoMetadata", "PostgresCatalog", "ServiceSettings", "Settings", "Storage", "Terminal", "Webhooks",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -213,7 +213,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
-            "Catalog", "CatalogImports",
+            "Catalog", "CatalogImports", "PostgresCatalog", "PostgresHarness", "PostgresStore",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
     ]

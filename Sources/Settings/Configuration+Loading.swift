@@ -94,8 +94,12 @@ struct ConfigurationReader {
             c.backupDir = try string(library, "backup_dir", "library.backup_dir")
         }
         if let catalog = try object(root, "catalog") {
-            try known(catalog, "catalog", ["path"])
+            try known(catalog, "catalog", ["path", "url"])
             c.catalogPath = try string(catalog, "path", "catalog.path") ?? c.catalogPath
+            c.catalogURL = try string(catalog, "url", "catalog.url")
+            if let url = c.catalogURL, !(url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")) {
+                throw fail("catalog.url", "must be a postgres://user[:password]@host[:port]/database address, or null for the SQLite file at catalog.path")
+            }
         }
         if let worker = try object(root, "worker") {
             try known(worker, "worker", ["concurrency", "pixel_budget", "photo_timeout_seconds", "max_attempts", "retry_base_seconds", "max_recoveries"])

@@ -34,6 +34,9 @@ public struct Configuration: Sendable {
     public var backupDir: String?
     /// The SQLite catalog file.
     public var catalogPath: String
+    /// A PostgreSQL catalog (`postgres://user@host:port/db`), shared by workers on several
+    /// machines; when set it replaces `catalogPath`. `$DARKROOM_CATALOG_URL` stands in for it.
+    public var catalogURL: String? = nil
     /// Photos processed at once; 0 means one per core.
     public var concurrency: Int
     /// Source pixels in flight at once across workers: one huge photo runs alone.
@@ -62,6 +65,14 @@ public struct Configuration: Sendable {
         libraryRoot: "run/library", backupDir: nil, catalogPath: "run/catalog.sqlite",
         concurrency: 0, pixelBudget: 150_000_000, photoTimeoutSeconds: 120, maxAttempts: 5,
         retryBaseSeconds: 0.5, maxRecoveries: 3, moments: MomentRules())
+
+    /// `catalog.url`, else `$DARKROOM_CATALOG_URL` when that is set: the PostgreSQL catalog, or
+    /// nil for the SQLite file at `catalogPath`.
+    public func effectiveCatalogURL(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let catalogURL { return catalogURL }
+        guard let url = environment["DARKROOM_CATALOG_URL"], !url.isEmpty else { return nil }
+        return url
+    }
 
     /// The recipe of the feed variant.
     public var feedRecipe: VariantRecipe {

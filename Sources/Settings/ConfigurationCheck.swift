@@ -91,7 +91,9 @@ public struct ConfigurationCheck: Sendable {
 
     /// Each key of the effective configuration with its value and source.
     static func settings(of configuration: Configuration, file: [String: Any], environment: [String: String]) -> [Setting] {
-        let secrets: [String: String] = ["server.token": "DARKROOM_API_TOKEN", "webhooks.secret": "DARKROOM_WEBHOOK_SECRET"]
+        // catalog.url may carry a password: shown as set or not, like the secrets.
+        let secrets: [String: String] = ["server.token": "DARKROOM_API_TOKEN", "webhooks.secret": "DARKROOM_WEBHOOK_SECRET",
+                                         "catalog.url": "DARKROOM_CATALOG_URL"]
         return configuration.settingsList().map { key, value in
             let inFile = Self.value(at: key, in: file).map { !($0 is NSNull) } ?? false
             if let variable = secrets[key] {
@@ -136,7 +138,7 @@ extension Configuration {
             ("spool.root", json(spoolRoot)), ("spool.settle_seconds", json(settleSeconds)), ("spool.lease_seconds", json(leaseSeconds)),
             ("spool.scan_interval_seconds", json(scanIntervalSeconds)),
             ("library.root", json(libraryRoot)), ("library.backup_dir", json(backupDir)),
-            ("catalog.path", json(catalogPath)),
+            ("catalog.path", json(catalogPath)), ("catalog.url", json(catalogURL)),
             ("worker.concurrency", json(concurrency)), ("worker.pixel_budget", json(pixelBudget)),
             ("worker.photo_timeout_seconds", json(photoTimeoutSeconds)), ("worker.max_attempts", json(maxAttempts)),
             ("worker.retry_base_seconds", json(retryBaseSeconds)), ("worker.max_recoveries", json(maxRecoveries)),

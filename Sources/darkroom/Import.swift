@@ -98,6 +98,7 @@ struct Import: ParsableCommand {
 
     func run() throws {
         var configuration = try options.load()
+        try CatalogChoice.refusePostgres(configuration, command: "import")
         if let concurrency { configuration.concurrency = concurrency }
         let logger = logFormat.bootstrap()
         let importOptions = ImportOptions(folders: folders, author: author, dryRun: dryRun, placement: placement.placement,

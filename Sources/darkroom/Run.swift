@@ -53,24 +53,35 @@ struct Run: ParsableCommand {
         if let concurrency { configuration.concurrency = concurrency }
         let logger = logFormat.bootstrap()
         let worker: Worker
-        let catalog: Catalog
+        let catalog: CatalogChoice
         do {
-            catalog = try Catalog(path: configuration.catalogPath, momentRules: configuration.moments)
+            catalog = try CatalogChoice.open(configuration)
             worker = Worker(configuration: configuration,
                             spool: try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds),
                             library: try Library(root: configuration.libraryRoot, backupRoot: configuration.backupDir),
-                            catalog: catalog, logger: logger)
+                            catalog: catalog.pictures, logger: logger)
+        } catch let error as ValidationError {
+            throw error
         } catch {
             throw ValidationError("cannot open the spool, library or catalog: \(error)")
         }
         // A missing secret is one line ("Error: webhooks.urls lists ..."), before any photo is taken.
-        let webhooks = try RunWebhooks.start(configuration, catalog: catalog, logger: logger)
+        let webhooks: RunWebhooks?
+        switch catalog {
+        case .sqlite(let sqlite):
+            webhooks = try RunWebhooks.start(configuration, catalog: sqlite, logger: logger)
+        case .postgres:
+            guard configuration.webhooks.urls.isEmpty else {
+                throw ValidationError("webhooks are not yet delivered from a PostgreSQL catalog: empty webhooks.urls, or use the SQLite catalog")
+            }
+            webhooks = nil
+        }
         let signals = StopSignals {
             ServiceManager.notify("STOPPING=1")
             worker.stop()
         }
         logger.info("darkroom run", metadata: [
-            "spool": "\(configuration.spoolRoot)", "catalog": "\(configuration.catalogPath)",
+            "spool": "\(configuration.spoolRoot)", "catalog": "\(catalog.location)",
             "library": "\(configuration.libraryRoot)", "workers": "\(configuration.effectiveConcurrency)",
             "mode": "\(once ? "once" : "daemon")",
         ])

@@ -67,6 +67,7 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         var configuration = try options.load()
+        try CatalogChoice.refusePostgres(configuration, command: "serve")
         if let host { configuration.server.host = host }
         if let port { configuration.server.port = port }
         let runWorkers = configuration.server.runWorkers && !noWorkers

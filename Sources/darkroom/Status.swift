@@ -34,18 +34,22 @@ struct Status: ParsableCommand {
     func run() throws {
         let configuration = try options.load()
         let spool = try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds)
-        let catalog = try Catalog(path: configuration.catalogPath)
+        let catalog = try CatalogChoice.open(configuration)
         let depth = spool.depth()
         let counts = try catalog.counts()
         let failed = spool.failures()
-        // Shown as abandoned when their process is gone; the next import records it.
-        let runs = try catalog.importRuns(limit: imports).map { run -> ImportRunSummary in
-            var run = run
-            if run.outcome == .running && WorkerIdentity.isGone(run.worker) { run.outcome = .abandoned }
-            return run
+        // Shown as abandoned when their process is gone; the next import records it. Imports
+        // do not yet run against a PostgreSQL catalog, so it has none to list.
+        var runs: [ImportRunSummary] = []
+        if case .sqlite(let sqlite) = catalog {
+            runs = try sqlite.importRuns(limit: imports).map { run -> ImportRunSummary in
+                var run = run
+                if run.outcome == .running && WorkerIdentity.isGone(run.worker) { run.outcome = .abandoned }
+                return run
+            }
         }
         if json {
-            let report = StatusReport(spool: configuration.spoolRoot, catalog: configuration.catalogPath,
+            let report = StatusReport(spool: configuration.spoolRoot, catalog: catalog.location,
                                       library: configuration.libraryRoot, incoming: depth.incoming,
                                       processing: depth.processing, failed: depth.failed, counts: counts,
                                       failures: failed, imports: runs)
@@ -61,7 +65,7 @@ struct Status: ParsableCommand {
         let byCategory = Dictionary(grouping: failed) { $0.category ?? "unrecorded" }.mapValues(\.count)
         let categories = byCategory.keys.sorted().map { "\($0) \(byCategory[$0] ?? 0)" }.joined(separator: ", ")
         print("  failed      \(depth.failed)" + (categories.isEmpty ? "" : "  (\(categories))"))
-        print("catalog   \(configuration.catalogPath)")
+        print("catalog   \(catalog.location)")
         print("  pictures    \(counts.pictures)  (\(counts.variants) variants)")
         print("  moments     \(counts.moments) in \(counts.places) places")
         print("  jobs        \(counts.jobsAdded) added, \(counts.jobsDuplicate) duplicates, \(counts.jobsFailed) failed")

@@ -60,13 +60,14 @@ final class Workspace: Sendable {
 
     /// Starts `darkroom ARGS --config pipeline.json`, its output going to files (never pipes, so
     /// that no amount of output can block it).
-    func start(_ arguments: [String]) throws -> Launched {
+    func start(_ arguments: [String], environment extra: [String: String] = [:]) throws -> Launched {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = arguments + ["--config", configPath]
         // A crash ends the child at once with its signal, instead of waiting on a backtrace.
         var environment = ProcessInfo.processInfo.environment
         environment["SWIFT_BACKTRACE"] = "enable=no"
+        environment.merge(extra) { _, new in new }
         process.environment = environment
         let stem = root + "/out-" + UUID().uuidString
         _ = FileManager.default.createFile(atPath: stem + ".out", contents: nil)
@@ -79,8 +80,8 @@ final class Workspace: Sendable {
 
     /// Runs `darkroom ARGS --config pipeline.json` to the end.
     @discardableResult
-    func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let launched = try start(arguments)
+    func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let launched = try start(arguments, environment: environment)
         launched.process.waitUntilExit()
         return (launched.process.terminationStatus, launched.stdout, launched.stderr)
     }

@@ -1,0 +1,74 @@
+import ArgumentParser
+import Catalog
+import Foundation
+import Moments
+import PostgresCatalog
+import Settings
+
+/// The catalog a command works on: the SQLite file at `catalog.path`, or PostgreSQL when
+/// `catalog.url` (or `$DARKROOM_CATALOG_URL`) names one.
+enum CatalogChoice {
+    case sqlite(Catalog)
+    case postgres(PostgresCatalog)
+
+    /// Opens (creating and migrating when needed) the configured catalog.
+    static func open(_ configuration: Configuration) throws -> CatalogChoice {
+        if let url = configuration.effectiveCatalogURL() {
+            do {
+                return .postgres(try PostgresCatalog(url: url, momentRules: configuration.moments,
+                                                     maximumConnections: configuration.effectiveConcurrency + 2))
+            } catch {
+                throw ValidationError("cannot open the PostgreSQL catalog: \(error)")
+            }
+        }
+        return .sqlite(try Catalog(path: configuration.catalogPath, momentRules: configuration.moments))
+    }
+
+    /// The commands that read `catalog.url` so far; the others refuse it rather than write to
+    /// an SQLite file nobody else reads.
+    static let postgresCommands = "run, status and moments rebuild"
+
+    /// The SQLite catalog, for a command that does not yet work on PostgreSQL: a one-line
+    /// error when `catalog.url` is set.
+    static func sqliteOnly(_ configuration: Configuration, command: String) throws -> Catalog {
+        try refusePostgres(configuration, command: command)
+        return try Catalog(path: configuration.catalogPath, momentRules: configuration.moments)
+    }
+
+    /// Throws when `catalog.url` is set, for a command that does not yet work on PostgreSQL.
+    static func refusePostgres(_ configuration: Configuration, command: String) throws {
+        guard configuration.effectiveCatalogURL() != nil else { return }
+        throw ValidationError("`darkroom \(command)` does not yet work with a PostgreSQL catalog (catalog.url or DARKROOM_CATALOG_URL is set); "
+            + "only \(postgresCommands) do. Unset it to use the SQLite catalog at \(configuration.catalogPath)")
+    }
+
+    /// Where the catalog is, for logs and `status` (a PostgreSQL address without its password).
+    var location: String {
+        switch self {
+        case .sqlite(let catalog): catalog.path
+        case .postgres(let catalog): catalog.location.description
+        }
+    }
+
+    /// What the worker writes through.
+    var pictures: any PictureCatalog {
+        switch self {
+        case .sqlite(let catalog): catalog
+        case .postgres(let catalog): catalog
+        }
+    }
+
+    func counts() throws(CatalogError) -> CatalogCounts {
+        switch self {
+        case .sqlite(let catalog): try catalog.counts()
+        case .postgres(let catalog): try catalog.counts()
+        }
+    }
+
+    func rebuildMoments(apply: Bool) throws(CatalogError) -> [MomentEvent] {
+        switch self {
+        case .sqlite(let catalog): try catalog.rebuildMoments(apply: apply)
+        case .postgres(let catalog): try catalog.rebuildMoments(apply: apply)
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import Catalog
+import Foundation
+import PostgresCatalog
+import PostgresHarness
+import PostgresStore
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `darkroom run` processes sharing one spool and library (as machines share a mount) and one
+/// PostgreSQL catalog, one of them killed mid-run: every photo is a picture exactly once.
+@Suite("Several daemons on one PostgreSQL catalog", .enabled(if: SharedCluster.available, Comment(rawValue: SharedCluster.skipReason)))
+struct PostgresDaemonsTests {
+    @Test func threeDaemonsOneKilledMidRunCommitEveryPhotoOnceAndTheMomentsAgreeWithARebuild() throws {
+        let location = try SharedCluster.freshDatabase()
+        let environment = ["DARKROOM_CATALOG_URL": "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)"]
+        // A short lease, so that the killed daemon's claim comes back within the test.
+        let space = Workspace(leaseSeconds: 3, concurrency: 1, scanInterval: 0.1)
+        var daemons = try (0..<3).map { _ in try space.start(["run", "--no-progress"], environment: environment) }
+        defer { for daemon in daemons where daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
+        let catalog = try PostgresCatalog(location: location)
+        defer { catalog.close() }
+
+        // One place and time for every photo (the same camera file, each with bytes of its
+        // own): the daemons' commits all meet in one automatic moment.
+        let base = LibraryTree.sample("Landscape_6.jpg")
+        let photos = 60
+        var killed = false
+        for index in 0..<photos {
+            try space.drop(bytes: base + Array("machine-\(index)".utf8), as: "IMG_\(index).jpg")
+            usleep(30_000)
+            if !killed, try catalog.counts().pictures >= 15 {
+                // A machine dies with a photo in hand; another starts in its place.
+                kill(daemons[0].process.processIdentifier, SIGKILL)
+                daemons[0].process.waitUntilExit()
+                daemons.append(try space.start(["run", "--no-progress"], environment: environment))
+                killed = true
+            }
+        }
+        #expect(killed, "a daemon was killed while photos were arriving")
+        let deadline = Date().addingTimeInterval(180)
+        while Date() < deadline {
+            if try catalog.counts().jobsAdded >= photos && space.files(under: space.incoming).isEmpty
+                && space.files(under: space.spool + "/processing").isEmpty { break }
+            usleep(100_000)
+        }
+        for daemon in daemons where daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGTERM) }
+        for daemon in daemons { daemon.process.waitUntilExit() }
+
+        let counts = try catalog.counts()
+        #expect(counts.pictures == photos && counts.jobsAdded == photos, "every photo once: \(counts)")
+        #expect(counts.jobsFailed == 0 && counts.jobsDuplicate == 0, "none failed, none twice: \(counts)")
+        #expect(space.files(under: space.spool + "/failed").isEmpty)
+        #expect(space.files(under: space.spool + "/processing").isEmpty)
+        let workers = Set(try catalog.allJobs().map(\.worker))
+        #expect(workers.count >= 3, "every daemon took part: \(workers)")
+        let rebuild = try space.run(["moments", "rebuild", "--check"], environment: environment)
+        #expect(rebuild.status == 0, "moments rebuild --check: \(rebuild.stdout) \(rebuild.stderr)")
+        let status = try space.run(["status"], environment: environment)
+        #expect(status.stdout.contains("catalog   \(location.description)") && status.stdout.contains("pictures    \(photos) "),
+                "\(status.stdout)")
+        // The SQLite file is never written when the catalog is in PostgreSQL.
+        #expect(!FileManager.default.fileExists(atPath: space.catalogPath))
+    }
+
+    @Test func aCommandThatDoesNotYetReadTheAddressRefusesItInOneLine() throws {
+        let space = Workspace()
+        let result = try space.run(["moments", "list"], environment: ["DARKROOM_CATALOG_URL": "postgres://u@127.0.0.1:1/none"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("`darkroom moments list` does not yet work with a PostgreSQL catalog"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: space.catalogPath))
+    }
+}
