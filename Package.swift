@@ -164,9 +164,12 @@ let package = Package(
         ]),
         // What every benchmark uses: arguments, the machine's clocks and memory, child processes, tables and verdicts.
         .target(name: "BenchKit", dependencies: ["SeededRandom"]),
+        // The PostgreSQL queue's benchmark (claim, renew, complete cycles a second).
+        .target(name: "PostgresBench", dependencies: ["BenchKit", "PostgresQueue", "PostgresStore", "PostgresHarness"]),
         .executableTarget(name: "darkroom-bench", dependencies: [
             "BenchKit", "Imaging", "PhotoMetadata", "Moments", "Catalog", "Ingest", "LibraryImport", "Settings", "Storage",
-            "SeededRandom", "PostgresQueue", "PostgresHarness",
+            "SeededRandom", "PostgresQueue", "PostgresHarness", "PostgresCatalog", "PostgresBench", "PostgresStore",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOCore", package: "swift-nio"),
         ]),

@@ -34,7 +34,7 @@ public final class JobQueue: Sendable {
     public let maximumAttempts: Int
     let client: PostgresClient
     private let runner: Task<Void, Never>
-    let logger: Logger
+    public let logger: Logger
 
     /// The migrations, applied in order, each once, by name.
     static let migrations: [(name: String, statements: [String])] = [
@@ -155,9 +155,14 @@ public final class JobQueue: Sendable {
     /// Takes the next job for `owner` under a lease of `lease` seconds: first a job whose lease
     /// lapsed, else the oldest ready one of the most urgent lane; nil when there is none. Rows
     /// another claimer has locked are skipped, never waited on.
+    ///
+    /// A claim and a renewal commit without waiting for the disk (`synchronous_commit` off for
+    /// that transaction alone): should the server crash and lose one, the job is claimable
+    /// again and the holder's next renewal or completion fails, which is what a lapsed lease
+    /// does anyway. Completions, failures and enqueues wait for the disk.
     public func claim(owner: String, lease: Double) async throws -> ClaimedJob? {
-        try await wrapped {
-            let rows = try await client.query(
+        try await leaseTransaction { connection in
+            let rows = try await connection.query(
                 """
                 WITH lapsed AS (
                     SELECT id FROM queue_jobs WHERE state = 'running' AND lease_expires_at < now()
@@ -184,11 +189,23 @@ public final class JobQueue: Sendable {
     /// Moves the lease of a held job on to `lease` seconds from now; false when the job is no
     /// longer this owner's (its lease lapsed and another worker took it).
     public func renew(_ job: ClaimedJob, lease: Double) async throws -> Bool {
-        try await changed(
-            """
-            UPDATE queue_jobs SET lease_expires_at = now() + make_interval(secs => \(lease))
-            WHERE id = \(job.id) AND state = 'running' AND lease_owner = \(job.owner) RETURNING id
-            """)
+        try await leaseTransaction { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE queue_jobs SET lease_expires_at = now() + make_interval(secs => \(lease))
+                WHERE id = \(job.id) AND state = 'running' AND lease_owner = \(job.owner) RETURNING id
+                """, logger: logger)
+            for try await _ in rows.decode(Int64.self) { return true }
+            return false
+        }
+    }
+
+    /// A claim's or a renewal's transaction: committed without waiting for the disk.
+    private func leaseTransaction<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await withTransaction { connection in
+            try await connection.query("SET LOCAL synchronous_commit TO OFF", logger: logger)
+            return try await body(connection)
+        }
     }
 
     /// Marks a held job done; false when it is no longer this owner's.

@@ -3,6 +3,8 @@ import BenchKit
 import Foundation
 import Moments
 import PhotoMetadata
+import PostgresCatalog
+import PostgresHarness
 
 /// `darkroom-bench moments`: moment assignment at library scale. Synthetic pictures (metadata
 /// only) go one by one, in random order, through `Catalog.commitPicture`, the call the worker
@@ -27,12 +29,14 @@ enum MomentsBenchmark {
         /// Stops the ingest at the end of the first block past this many seconds (`all` sets it,
         /// so that a slow catalog cannot stretch the whole run without bound).
         var maxSeconds: Int?
+        /// The catalog in PostgreSQL (a temporary cluster of the run's own) instead of SQLite.
+        var postgres = false
 
         init() {}
 
         init(_ arguments: BenchArguments) throws {
             try arguments.check(valueFlags: ["--pictures", "--block", "--authors", "--seed", "--dir", "--disk-sample", "--max-seconds"],
-                                bareFlags: ["--keep"])
+                                bareFlags: ["--keep", "--postgres"])
             pictures = try arguments.int("--pictures", default: pictures)
             block = try arguments.int("--block", default: min(block, pictures))
             authors = try arguments.int("--authors", default: authors)
@@ -40,6 +44,7 @@ enum MomentsBenchmark {
             directory = arguments.value("--dir")
             diskSample = try arguments.int("--disk-sample", default: diskSample, in: 0...Int.max)
             keep = arguments.has("--keep")
+            postgres = arguments.has("--postgres")
             if arguments.value("--max-seconds") != nil { maxSeconds = try arguments.int("--max-seconds", default: 0) }
         }
     }
@@ -65,7 +70,7 @@ enum MomentsBenchmark {
     }
 
     static func run(_ options: Options) throws -> [Verdict] {
-        print("## moments: assignment of \(options.pictures) pictures through Catalog.commitPicture\n")
+        print("## moments: assignment of \(options.pictures) pictures through commitPicture, catalog in \(options.postgres ? "PostgreSQL" : "SQLite")\n")
         let generationStart = Machine.now()
         let library = SyntheticLibrary.make(pictures: options.pictures, authors: options.authors, seed: options.seed)
         let located = library.pictures.filter(\.isLocated).count
@@ -80,9 +85,21 @@ enum MomentsBenchmark {
         let memory = Machine.memoryDirectory()
         let scratch = try Machine.scratchDirectory("moments", under: options.directory.map { URL(fileURLWithPath: $0) } ?? memory)
         defer { if !options.keep { try? FileManager.default.removeItem(at: scratch) } }
-        let catalog = try open(scratch.appendingPathComponent("catalog.sqlite").path)
-        print("Catalog: \(scratch.path)/catalog.sqlite "
-              + (options.directory == nil && memory != nil ? "(tmpfs: the commit's fsync is measured apart, below)" : "") + "\n")
+        let catalog: any MomentsBenchStore
+        var cluster: TemporaryCluster?
+        defer { cluster?.stop() }
+        if options.postgres {
+            // fsync off, as the SQLite run's tmpfs: the queries are measured, not the disk.
+            let started = try startCluster()
+            cluster = started
+            let location = try started.freshDatabase(prefix: "moments")
+            catalog = try PostgresCatalog(location: location)
+            print("Catalog: PostgreSQL \(location), a temporary cluster with fsync off (as the SQLite run's tmpfs)\n")
+        } else {
+            catalog = try open(scratch.appendingPathComponent("catalog.sqlite").path)
+            print("Catalog: \(scratch.path)/catalog.sqlite "
+                  + (options.directory == nil && memory != nil ? "(tmpfs: the commit's fsync is measured apart, below)" : "") + "\n")
+        }
 
         for event in early { try declare(event, in: catalog) }
         let loadBefore = Machine.loadAverage()
@@ -148,9 +165,9 @@ enum MomentsBenchmark {
                          lateTimes.count, options.pictures / 2, Block.mean(lateTimes), lateTimes.max() ?? 0, pulledIn))
         }
 
-        let counts = try catalog.counts()
-        let sizes = try catalog.pictureCounts()
-        let moments = try catalog.moments()
+        let counts = try catalog.allCounts()
+        let sizes = try catalog.momentSizes()
+        let moments = try catalog.allMoments()
         let declared = moments.filter { $0.kind == .declared }.count
         print("Result: \(counts.pictures) pictures, \(moments.count) moments (\(declared) declared, \(moments.count - declared) automatic), "
               + "\(counts.places) places; the largest moment holds \(sizes.values.max() ?? 0) pictures.")
@@ -158,16 +175,16 @@ enum MomentsBenchmark {
         let rebuildStart = Machine.now()
         let differences: [MomentEvent]
         do {
-            differences = try catalog.rebuildMoments(apply: false)
+            differences = try catalog.rebuildCheck()
         } catch {
             throw BenchError("rebuildMoments failed: \(error)")
         }
         let rebuildSeconds = Machine.now() - rebuildStart
-        print(String(format: "Catalog.rebuildMoments(apply: false): %.1f s, %d differences from the incremental state.",
+        print(String(format: "rebuildMoments(apply: false): %.1f s, %d differences from the incremental state.",
                      rebuildSeconds, differences.count))
         if !differences.isEmpty { print("  first differences: \(differences.prefix(5).map { "\($0)" }.joined(separator: "; "))") }
 
-        if options.diskSample > 0 {
+        if options.diskSample > 0 && !options.postgres {
             let sample = Array(library.pictures.prefix(min(options.diskSample, options.pictures)))
             let onDisk = try diskCommit(sample, events: early)
             print(String(format: "On disk (%@, synchronous = FULL), the same first %d pictures commit in %.2f ms each on average, against %.2f ms",
@@ -204,10 +221,10 @@ enum MomentsBenchmark {
 
     /// Declares an event's place and moment; returns how many pictures it pulled in.
     @discardableResult
-    static func declare(_ event: SyntheticLibrary.Event, in catalog: Catalog) throws -> Int {
+    static func declare(_ event: SyntheticLibrary.Event, in catalog: any MomentsBenchStore) throws -> Int {
         do {
-            _ = try catalog.declarePlace(id: event.id, name: event.name, center: event.center, radiusMetres: event.radiusMetres)
-            let (_, events) = try catalog.declareMoment(event.moment, id: event.id)
+            _ = try catalog.declare(place: Place(id: event.id, name: event.name, center: event.center, radiusMetres: event.radiusMetres))
+            let events = try catalog.declare(moment: event.moment, id: event.id)
             return events.filter {
                 if case .pictureAdded = $0 { return true }
                 return false
@@ -219,7 +236,7 @@ enum MomentsBenchmark {
 
     /// Commits one synthetic picture as the worker would (no variants); returns the milliseconds
     /// it took, in wall time and in this thread's CPU time.
-    static func commit(_ picture: SyntheticLibrary.Picture, index: Int, to catalog: Catalog) throws -> (wall: Double, cpu: Double) {
+    static func commit(_ picture: SyntheticLibrary.Picture, index: Int, to catalog: any MomentsBenchStore) throws -> (wall: Double, cpu: Double) {
         let now = Date().timeIntervalSince1970
         var record = PictureRecord(
             sha256: picture.key, sourceName: "synthetic-\(index).jpg", originalPath: "originals/\(picture.key.prefix(2))/\(picture.key).jpg",
@@ -240,7 +257,7 @@ enum MomentsBenchmark {
         let start = Machine.now()
         let cpuStart = Machine.threadCPUSeconds()
         do {
-            let outcome = try catalog.commitPicture(record, variants: [], job: job)
+            let outcome = try catalog.commit(record, job: job)
             guard case .added = outcome else { throw BenchError("picture \(index) was recorded as a duplicate") }
         } catch let error as BenchError {
             throw error
@@ -259,5 +276,13 @@ enum MomentsBenchmark {
         var total = 0.0
         for (index, picture) in pictures.enumerated() { total += try commit(picture, index: index, to: catalog).wall }
         return total / Double(max(1, pictures.count))
+    }
+
+    static func startCluster() throws -> TemporaryCluster {
+        do {
+            return try TemporaryCluster.start()
+        } catch {
+            throw BenchError("cannot start a PostgreSQL cluster for --postgres: \(error)")
+        }
     }
 }

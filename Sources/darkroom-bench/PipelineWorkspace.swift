@@ -1,6 +1,7 @@
 import Catalog
 import BenchKit
 import Foundation
+import PostgresCatalog
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,17 +16,21 @@ struct PipelineWorkspace {
     var catalogPath: String { root.appendingPathComponent("catalog.sqlite").path }
     var configuration: URL { root.appendingPathComponent("pipeline.json") }
     var log: String { root.appendingPathComponent("darkroom.log").path }
+    /// A PostgreSQL catalog in place of the SQLite file, when set.
+    let catalogURL: String?
 
     /// Creates the folders and a `pipeline.json` with absolute paths: photos are taken as soon
     /// as they are in `incoming/` (settle_seconds 0), `workers` workers, the `extra` sections
     /// (such as `server`), every other key its default.
-    init(root: URL, workers: Int, extra: [String: Any] = [:]) throws {
+    /// With `catalogURL`, the catalog is that PostgreSQL database instead of the SQLite file.
+    init(root: URL, workers: Int, catalogURL: String? = nil, extra: [String: Any] = [:]) throws {
         self.root = root
+        self.catalogURL = catalogURL
         try FileManager.default.createDirectory(at: incoming, withIntermediateDirectories: true)
         let configuration: [String: Any] = [
             "spool": ["root": root.appendingPathComponent("spool").path, "settle_seconds": 0],
             "library": ["root": library.path],
-            "catalog": ["path": catalogPath],
+            "catalog": ["path": catalogPath, "url": catalogURL.map { $0 as Any } ?? NSNull()] as [String: Any],
             "worker": ["concurrency": workers],
         ].merging(extra) { _, new in new }
         let data = try JSONSerialization.data(withJSONObject: configuration, options: [.prettyPrinted, .sortedKeys])
@@ -95,9 +100,15 @@ struct PipelineWorkspace {
         guard run.status == 0 else { throw BenchError("darkroom run --once exited with status \(run.status); its log ends: \(tail)") }
         let counts: CatalogCounts
         do {
-            counts = try Catalog(path: catalogPath).counts()
+            if let catalogURL {
+                let catalog = try PostgresCatalog(url: catalogURL)
+                defer { catalog.close() }
+                counts = try catalog.counts()
+            } else {
+                counts = try Catalog(path: catalogPath).counts()
+            }
         } catch {
-            throw BenchError("cannot read the run's catalog \(catalogPath): \(error)")
+            throw BenchError("cannot read the run's catalog \(catalogURL ?? catalogPath): \(error)")
         }
         let left = (try? FileManager.default.contentsOfDirectory(atPath: incoming.path).count) ?? 0
         let failures = (try? FileManager.default.contentsOfDirectory(atPath: failed.path).count) ?? 0

@@ -7,12 +7,15 @@
 //   darkroom-bench http     [--photos N] [--clients C] [--workers W] [--base K] [--idle-photos N] [--rates R,S] [--paced-seconds S] [--worker-niceness N]
 //   darkroom-bench flood    [--clients C] [--megabytes M]   (also the first phase of `http`)
 //   darkroom-bench latency  [--probes N] [--backlog N] [--import-photos N] [--workers W] [--base K]
+//   darkroom-bench queue    [--claimers A,B,C] [--seconds S]
+//   darkroom-bench pipeline-postgres [--photos N] [--base K] [--workers W]
 //   darkroom-bench all      [--quick]
 //
 // Every figure goes to standard output with how it was measured and its target (PASS/MISS).
 // The speed targets live here, never in tests.
 import BenchKit
 import Foundation
+import PostgresBench
 
 let usage = """
     usage: darkroom-bench render   [--photos N=8] [--rounds R=2] [--real-rounds R=3] [--workers 1|2] [--orientation 1...8] [--dir DIR]
@@ -21,7 +24,9 @@ let usage = """
            darkroom-bench import   [--photos N=2000] [--base K=8] [--workers W=2] [--flat-counts A,B=1000,5000]
                                    [--no-throughput] [--no-flatness]
            darkroom-bench moments  [--pictures N=100000] [--block B=10000] [--authors A=300] [--seed S] [--dir DIR] [--disk-sample N=300]
-                                   [--max-seconds S] [--keep]
+                                   [--max-seconds S] [--keep] [--postgres]   (--postgres: the catalog in a temporary PostgreSQL cluster)
+           darkroom-bench queue    [--claimers A,B,C=1,4,16] [--seconds S=5]   (the PostgreSQL job queue: claim, renew, complete)
+           darkroom-bench pipeline-postgres [--photos N=1000] [--base K=8] [--workers W=2]   (run --once, SQLite and PostgreSQL side by side)
            darkroom-bench http     [--photos N=500] [--clients C=16] [--workers W=2] [--base K=8] [--idle-photos N=200]
                                    [--rates R,S=C/2,C,2C] [--paced-seconds S=10] [--worker-niceness N=10]
            darkroom-bench flood    [--clients C=6] [--megabytes M=64]   (multipart floods; also the first phase of `http`)
@@ -96,6 +101,8 @@ do {
     case "http": verdicts = try HTTPBenchmark.run(HTTPBenchmark.Options(arguments))
     case "flood": verdicts = try FloodBenchmark.run(FloodBenchmark.Options(arguments))
     case "latency": verdicts = try LatencyBenchmark.run(LatencyBenchmark.Options(arguments))
+    case "queue": verdicts = try QueueBenchmark.run(QueueBenchmark.Options(arguments))
+    case "pipeline-postgres": verdicts = try PostgresPipelineBenchmark.run(PipelineBenchmark.Options(arguments))
     case "all": verdicts = try runAll(arguments)
     case "help", "--help", "-h":
         print(usage)

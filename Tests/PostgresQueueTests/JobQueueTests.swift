@@ -105,9 +105,10 @@ struct JobQueueTests {
         defer { queue.close() }
         let id = try await queue.enqueue(kind: "photo", payload: "broken")
         let first = try #require(try await queue.claim(owner: "w", lease: 30))
-        #expect(try await queue.fail(first, reason: "catalog busy", retryAfter: 0.5))
+        // A backoff long enough that a loaded test run still asks again within it.
+        #expect(try await queue.fail(first, reason: "catalog busy", retryAfter: 3))
         #expect(try await queue.claim(owner: "w", lease: 30) == nil, "still backing off")
-        try await Task.sleep(for: .milliseconds(700))
+        try await Task.sleep(for: .milliseconds(3200))
         let second = try #require(try await queue.claim(owner: "w", lease: 30))
         #expect(second.attempts == 2)
         #expect(try await queue.fail(second, reason: "catalog busy again", retryAfter: 0))

@@ -1,0 +1,111 @@
+import BenchKit
+import Foundation
+import PostgresHarness
+import PostgresNIO
+import PostgresStore
+
+/// `darkroom-bench pipeline-postgres`: `darkroom run --once` on the same spooled 12 MP photos
+/// with the catalog in SQLite and in PostgreSQL, side by side in one sitting.
+enum PostgresPipelineBenchmark {
+    /// PostgreSQL's throughput as a fraction of SQLite's.
+    static let ratioTarget = 0.95
+
+    static func run(_ options: PipelineBenchmark.Options) throws -> [Verdict] {
+        print("## pipeline-postgres: \(options.photos) spooled 12 MP photos through `darkroom run --once --concurrency \(options.workers)`, "
+              + "catalog in SQLite and in PostgreSQL\n")
+        let darkroom = try PipelineBenchmark.darkroomBinary()
+        let scratch = try Machine.scratchDirectory("pipeline-postgres")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let base = try PhotoSet.generateAnnounced(count: options.base, into: scratch.appendingPathComponent("base"))
+        let cluster: TemporaryCluster
+        do {
+            // fsync on: the server makes each commit durable, as SQLite's FULL synchronous mode does.
+            cluster = try TemporaryCluster.start(durable: true)
+        } catch {
+            throw BenchError("cannot start a PostgreSQL cluster: \(error)")
+        }
+        defer { cluster.stop() }
+
+        var rows: [[String]] = []
+        var rates: [String: Double] = [:]
+        var activity: DatabaseActivity?
+        var footprint: [(String, Int64)] = []
+        // SQLite, PostgreSQL, then each again, so that drifting load from other work evens out.
+        for (round, store) in ["SQLite", "PostgreSQL", "PostgreSQL", "SQLite"].enumerated() {
+            let location = store == "PostgreSQL" ? try cluster.freshDatabase(prefix: "pipeline") : nil
+            let workspace = try PipelineWorkspace(root: scratch.appendingPathComponent("run-\(round)"), workers: options.workers,
+                                                  catalogURL: location?.description)
+            defer { workspace.remove() }
+            _ = try workspace.fill(count: options.photos, from: base.photos)
+            let before = try location.map { try DatabaseActivity.read($0) }
+            let run = try workspace.run(darkroom: darkroom, workers: options.workers)
+            try workspace.verify(expected: options.photos, run: run)
+            if let location, let before, activity == nil {
+                activity = (try DatabaseActivity.read(location)).minus(before)
+                footprint = try DatabaseActivity.footprint(location)
+            }
+            let rate = Double(options.photos) / run.wallSeconds
+            rates[store, default: 0] += rate / 2
+            rows.append([store, Table.number(run.wallSeconds), Table.number(rate, 2), Table.number(run.cpuSeconds),
+                         Table.megabytes(kilobytes: run.peakKilobytes), Machine.loadAverage()])
+        }
+        Table.print(header: ["catalog", "wall s", "photos/s", "CPU s (darkroom)", "peak RSS", "load after"], rows: rows)
+        let sqlite = rates["SQLite"] ?? 0
+        let postgres = rates["PostgreSQL"] ?? 0
+        print("")
+        print("Each row is the real binary on a fresh spool, library and catalog (PostgreSQL: a fresh database in a temporary cluster")
+        print("on loopback, fsync on); the CPU column is darkroom's alone, not the server's. Mean of the two runs of each:")
+        print(String(format: "SQLite %.2f photos/s, PostgreSQL %.2f photos/s (%.1f %%).\n", sqlite, postgres, 100 * postgres / max(sqlite, 0.001)))
+        if let activity {
+            let n = Double(options.photos)
+            print(String(format: "What the first PostgreSQL run asked of the server, per photo: %.1f transactions committed (%.1f rolled back), "
+                         + "%.1f rows inserted, %.1f updated, %.1f deleted, %.0f bytes of WAL.", Double(activity.commits) / n,
+                         Double(activity.rollbacks) / n, Double(activity.inserted) / n, Double(activity.updated) / n,
+                         Double(activity.deleted) / n, Double(activity.walBytes) / n))
+            print("Its tables and their indexes after \(options.photos) photos, per picture: "
+                  + footprint.map { "\($0.0) \($0.1 / Int64(options.photos)) B" }.joined(separator: ", ") + ".\n")
+        }
+        return [Verdict(section: "pipeline-postgres", measure: "`run --once` with the catalog in PostgreSQL ÷ in SQLite, \(options.photos) × 12 MP",
+                        figure: Table.percent(postgres / max(sqlite, 0.001)), target: "≥ \(Int(ratioTarget * 100)) %",
+                        passed: options.photos >= 1000 ? postgres / max(sqlite, 0.001) >= ratioTarget : nil)]
+    }
+}
+
+/// The server's counters of one database, read before and after a run (pg_stat_database and
+/// the WAL position), and the size of its tables.
+struct DatabaseActivity {
+    var commits: Int64, rollbacks: Int64, inserted: Int64, updated: Int64, deleted: Int64, walBytes: Int64
+
+    static func read(_ location: PostgresLocation) throws -> DatabaseActivity {
+        let pool = try PostgresPool(location: location, maximumConnections: 1)
+        defer { pool.close() }
+        return try pool.withSession { session in
+            // The statistics collector publishes on its own schedule; ask for fresh figures.
+            try session.execute("SELECT pg_stat_clear_snapshot()")
+            guard let row = try session.rows("""
+                SELECT xact_commit, xact_rollback, tup_inserted, tup_updated, tup_deleted,
+                       (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint
+                FROM pg_stat_database WHERE datname = current_database()
+                """).first else { throw BenchError("pg_stat_database has no row for \(location)") }
+            let (c, r, i, u, d, w) = try row.decode((Int64, Int64, Int64, Int64, Int64, Int64).self)
+            return DatabaseActivity(commits: c, rollbacks: r, inserted: i, updated: u, deleted: d, walBytes: w)
+        }
+    }
+
+    func minus(_ other: DatabaseActivity) -> DatabaseActivity {
+        DatabaseActivity(commits: commits - other.commits, rollbacks: rollbacks - other.rollbacks, inserted: inserted - other.inserted,
+                         updated: updated - other.updated, deleted: deleted - other.deleted, walBytes: walBytes - other.walBytes)
+    }
+
+    /// Each catalog table's size with its indexes and TOAST, largest first.
+    static func footprint(_ location: PostgresLocation) throws -> [(String, Int64)] {
+        let pool = try PostgresPool(location: location, maximumConnections: 1)
+        defer { pool.close() }
+        return try pool.withSession { session in
+            try session.rows("""
+                SELECT relname::text, pg_total_relation_size(oid) FROM pg_class
+                WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace ORDER BY 2 DESC LIMIT 6
+                """).map { try $0.decode((String, Int64).self) }
+        }
+    }
+}
