@@ -1,3 +1,6 @@
+import Foundation
+import Moments
+
 /// The catalog as photo processing sees it: what the worker, the import and the upload hook
 /// write for each photo, and the few reads they make. The SQLite `Catalog` is the first
 /// implementation; another store (PostgreSQL) plugs in here without the worker changing.
@@ -18,3 +21,23 @@ public protocol PictureCatalog: Sendable {
 }
 
 extension Catalog: PictureCatalog {}
+
+/// The catalog as the commands that work on either store see it (SQLite's `Catalog`, and
+/// `PostgresCatalog`): what photo processing writes, plus declarations, moment reads, counts
+/// and the rebuild check.
+public protocol CatalogStore: PictureCatalog {
+    /// Declares a new place for the backend; an id already taken is refused.
+    func declarePlace(id: Int64?, name: String?, center: Coordinate, radiusMetres: Double) throws(CatalogError) -> Place
+    /// Declares or changes a moment for the backend; the pictures it matches join it.
+    func declareMoment(_ moment: Moment, id: Int64?, as declaration: Declaration) throws(CatalogError) -> (Moment, [MomentEvent])
+    /// Every moment (or those of one place), by start time then id.
+    func moments(atPlace placeId: Int64?) throws(CatalogError) -> [Moment]
+    /// How many pictures each moment holds.
+    func pictureCounts() throws(CatalogError) -> [Int64: Int]
+    /// Recomputes every moment and returns what changed; with `apply` false, only reports.
+    func rebuildMoments(apply: Bool) throws(CatalogError) -> [MomentEvent]
+    /// Counts of everything in the catalog, as of `now`.
+    func counts(now: Date) throws(CatalogError) -> CatalogCounts
+}
+
+extension Catalog: CatalogStore {}

@@ -4,7 +4,7 @@ import Moments
 import PostgresNIO
 import PostgresStore
 
-extension PostgresCatalog {
+extension PostgresCatalog: CatalogStore {
     /// Declares a new place for the backend, with its own id or the next free positive one; an
     /// id already taken is refused, never replaced.
     public func declarePlace(id: Int64?, name: String?, center: Coordinate, radiusMetres: Double) throws(CatalogError) -> Place {

@@ -85,7 +85,7 @@ enum MomentsBenchmark {
         let memory = Machine.memoryDirectory()
         let scratch = try Machine.scratchDirectory("moments", under: options.directory.map { URL(fileURLWithPath: $0) } ?? memory)
         defer { if !options.keep { try? FileManager.default.removeItem(at: scratch) } }
-        let catalog: any MomentsBenchStore
+        let catalog: any CatalogStore
         var cluster: TemporaryCluster?
         defer { cluster?.stop() }
         if options.postgres {
@@ -165,9 +165,9 @@ enum MomentsBenchmark {
                          lateTimes.count, options.pictures / 2, Block.mean(lateTimes), lateTimes.max() ?? 0, pulledIn))
         }
 
-        let counts = try catalog.allCounts()
-        let sizes = try catalog.momentSizes()
-        let moments = try catalog.allMoments()
+        let counts = try catalog.counts(now: Date())
+        let sizes = try catalog.pictureCounts()
+        let moments = try catalog.moments(atPlace: nil)
         let declared = moments.filter { $0.kind == .declared }.count
         print("Result: \(counts.pictures) pictures, \(moments.count) moments (\(declared) declared, \(moments.count - declared) automatic), "
               + "\(counts.places) places; the largest moment holds \(sizes.values.max() ?? 0) pictures.")
@@ -175,7 +175,7 @@ enum MomentsBenchmark {
         let rebuildStart = Machine.now()
         let differences: [MomentEvent]
         do {
-            differences = try catalog.rebuildCheck()
+            differences = try catalog.rebuildMoments(apply: false)
         } catch {
             throw BenchError("rebuildMoments failed: \(error)")
         }
@@ -221,10 +221,10 @@ enum MomentsBenchmark {
 
     /// Declares an event's place and moment; returns how many pictures it pulled in.
     @discardableResult
-    static func declare(_ event: SyntheticLibrary.Event, in catalog: any MomentsBenchStore) throws -> Int {
+    static func declare(_ event: SyntheticLibrary.Event, in catalog: any CatalogStore) throws -> Int {
         do {
-            _ = try catalog.declare(place: Place(id: event.id, name: event.name, center: event.center, radiusMetres: event.radiusMetres))
-            let events = try catalog.declare(moment: event.moment, id: event.id)
+            _ = try catalog.declarePlace(id: event.id, name: event.name, center: event.center, radiusMetres: event.radiusMetres)
+            let (_, events) = try catalog.declareMoment(event.moment, id: event.id, as: .create)
             return events.filter {
                 if case .pictureAdded = $0 { return true }
                 return false
@@ -236,7 +236,7 @@ enum MomentsBenchmark {
 
     /// Commits one synthetic picture as the worker would (no variants); returns the milliseconds
     /// it took, in wall time and in this thread's CPU time.
-    static func commit(_ picture: SyntheticLibrary.Picture, index: Int, to catalog: any MomentsBenchStore) throws -> (wall: Double, cpu: Double) {
+    static func commit(_ picture: SyntheticLibrary.Picture, index: Int, to catalog: any CatalogStore) throws -> (wall: Double, cpu: Double) {
         let now = Date().timeIntervalSince1970
         var record = PictureRecord(
             sha256: picture.key, sourceName: "synthetic-\(index).jpg", originalPath: "originals/\(picture.key.prefix(2))/\(picture.key).jpg",
@@ -257,7 +257,7 @@ enum MomentsBenchmark {
         let start = Machine.now()
         let cpuStart = Machine.threadCPUSeconds()
         do {
-            let outcome = try catalog.commit(record, job: job)
+            let outcome = try catalog.commitPicture(record, variants: [], job: job)
             guard case .added = outcome else { throw BenchError("picture \(index) was recorded as a duplicate") }
         } catch let error as BenchError {
             throw error

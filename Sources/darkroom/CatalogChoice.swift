@@ -50,25 +50,11 @@ enum CatalogChoice {
         }
     }
 
-    /// What the worker writes through.
-    var pictures: any PictureCatalog {
+    /// The catalog, whichever store it is in.
+    var store: any CatalogStore {
         switch self {
         case .sqlite(let catalog): catalog
         case .postgres(let catalog): catalog
-        }
-    }
-
-    func counts() throws(CatalogError) -> CatalogCounts {
-        switch self {
-        case .sqlite(let catalog): try catalog.counts()
-        case .postgres(let catalog): try catalog.counts()
-        }
-    }
-
-    func rebuildMoments(apply: Bool) throws(CatalogError) -> [MomentEvent] {
-        switch self {
-        case .sqlite(let catalog): try catalog.rebuildMoments(apply: apply)
-        case .postgres(let catalog): try catalog.rebuildMoments(apply: apply)
         }
     }
 }

@@ -162,7 +162,7 @@ struct MomentsCommand: ParsableCommand {
         @Flag(help: "Report differences without applying them; exit 1 when there are any.") var check = false
 
         func run() throws {
-            let events = try CatalogChoice.open(try options.load()).rebuildMoments(apply: !check)
+            let events = try CatalogChoice.open(try options.load()).store.rebuildMoments(apply: !check)
             if events.isEmpty {
                 print("moments agree with a rebuild from scratch: nothing to change")
                 return

@@ -36,7 +36,7 @@ struct Status: ParsableCommand {
         let spool = try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds)
         let catalog = try CatalogChoice.open(configuration)
         let depth = spool.depth()
-        let counts = try catalog.counts()
+        let counts = try catalog.store.counts(now: Date())
         let failed = spool.failures()
         // Shown as abandoned when their process is gone; the next import records it. Imports
         // do not yet run against a PostgreSQL catalog, so it has none to list.
