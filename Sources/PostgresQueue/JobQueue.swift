@@ -33,6 +33,9 @@ public final class JobQueue: Sendable {
     public let location: PostgresLocation
     public let maximumAttempts: Int
     let client: PostgresClient
+    /// Connections whose commits do not wait for the disk (`synchronous_commit` off): claims and
+    /// renewals, whose loss in a server crash a lapsed lease covers anyway.
+    let leaseClient: PostgresClient
     private let runner: Task<Void, Never>
     public let logger: Logger
 
@@ -66,11 +69,19 @@ public final class JobQueue: Sendable {
         var configuration = location.clientConfiguration
         configuration.options.maximumConnections = maximumConnections
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        configuration.options.additionalStartupParameters = [("synchronous_commit", "off")]
+        let leaseClient = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.location = location
         self.maximumAttempts = maximumAttempts
         self.client = client
+        self.leaseClient = leaseClient
         self.logger = logger
-        runner = Task { await client.run() }
+        runner = Task {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await client.run() }
+                group.addTask { await leaseClient.run() }
+            }
+        }
     }
 
     deinit { runner.cancel() }
@@ -156,30 +167,13 @@ public final class JobQueue: Sendable {
     /// lapsed, else the oldest ready one of the most urgent lane; nil when there is none. Rows
     /// another claimer has locked are skipped, never waited on.
     ///
-    /// A claim and a renewal commit without waiting for the disk (`synchronous_commit` off for
-    /// that transaction alone): should the server crash and lose one, the job is claimable
+    /// A claim and a renewal commit without waiting for the disk (on the lease client's
+    /// connections, `synchronous_commit` off): should the server crash and lose one, the job is claimable
     /// again and the holder's next renewal or completion fails, which is what a lapsed lease
     /// does anyway. Completions, failures and enqueues wait for the disk.
     public func claim(owner: String, lease: Double) async throws -> ClaimedJob? {
-        try await leaseTransaction { connection in
-            let rows = try await connection.query(
-                """
-                WITH lapsed AS (
-                    SELECT id FROM queue_jobs WHERE state = 'running' AND lease_expires_at < now()
-                    ORDER BY lease_expires_at LIMIT 1 FOR UPDATE SKIP LOCKED
-                ), ready AS (
-                    SELECT id FROM queue_jobs WHERE state = 'queued' AND run_after <= now() AND NOT EXISTS (SELECT 1 FROM lapsed)
-                    ORDER BY lane, run_after, id LIMIT 1 FOR UPDATE SKIP LOCKED
-                ), next AS (
-                    SELECT id FROM lapsed UNION ALL SELECT id FROM ready
-                )
-                UPDATE queue_jobs AS job
-                SET state = 'running', attempts = job.attempts + 1, lease_owner = \(owner),
-                    lease_expires_at = now() + make_interval(secs => \(lease))
-                FROM next WHERE job.id = next.id
-                RETURNING job.id, job.kind, job.payload, job.attempts
-                """, logger: logger)
-            for try await (id, kind, payload, attempts) in rows.decode((Int64, String, String, Int32).self) {
+        try await wrapped {
+            for try await (id, kind, payload, attempts) in try await leaseClient.execute(QueueStatements.Claim(owner: owner, lease: lease)) {
                 return ClaimedJob(id: id, kind: kind, payload: payload, attempts: Int(attempts), owner: owner)
             }
             return nil
@@ -189,32 +183,18 @@ public final class JobQueue: Sendable {
     /// Moves the lease of a held job on to `lease` seconds from now; false when the job is no
     /// longer this owner's (its lease lapsed and another worker took it).
     public func renew(_ job: ClaimedJob, lease: Double) async throws -> Bool {
-        try await leaseTransaction { connection in
-            let rows = try await connection.query(
-                """
-                UPDATE queue_jobs SET lease_expires_at = now() + make_interval(secs => \(lease))
-                WHERE id = \(job.id) AND state = 'running' AND lease_owner = \(job.owner) RETURNING id
-                """, logger: logger)
-            for try await _ in rows.decode(Int64.self) { return true }
+        try await wrapped {
+            for try await _ in try await leaseClient.execute(QueueStatements.Renew(lease: lease, id: job.id, owner: job.owner)) { return true }
             return false
-        }
-    }
-
-    /// A claim's or a renewal's transaction: committed without waiting for the disk.
-    private func leaseTransaction<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        try await withTransaction { connection in
-            try await connection.query("SET LOCAL synchronous_commit TO OFF", logger: logger)
-            return try await body(connection)
         }
     }
 
     /// Marks a held job done; false when it is no longer this owner's.
     public func complete(_ job: ClaimedJob) async throws -> Bool {
-        try await changed(
-            """
-            UPDATE queue_jobs SET state = 'done', finished_at = now(), lease_owner = NULL, lease_expires_at = NULL
-            WHERE id = \(job.id) AND state = 'running' AND lease_owner = \(job.owner) RETURNING id
-            """)
+        try await wrapped {
+            for try await _ in try await client.execute(QueueStatements.Complete(id: job.id, owner: job.owner)) { return true }
+            return false
+        }
     }
 
     /// Gives a held job back after a failure: claimable again after `retryAfter` seconds, or
