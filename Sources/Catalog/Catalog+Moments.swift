@@ -8,6 +8,19 @@ public struct PicturePageRecords: Sendable {
     public var pictures: [PictureRecord]
     /// The cursor of the next page; nil on the last one.
     public var next: PictureCursor?
+
+    /// A page from its pictures and the next page's cursor.
+    public init(pictures: [PictureRecord], next: PictureCursor?) {
+        self.pictures = pictures
+        self.next = next
+    }
+}
+
+extension Place {
+    /// The place in a few words, for the error that refuses its id to another declaration.
+    public var summary: String {
+        "\(name.map { "\"\($0)\"" } ?? "unnamed") at \(center.latitude), \(center.longitude), radius \(radiusMetres) m"
+    }
 }
 
 extension Catalog {
@@ -25,7 +38,7 @@ extension Catalog {
             if let id {
                 guard Declaration.backendIds.contains(id) else { throw MomentError.idOutOfRange(kind: "place", id: id) }
                 if let existing = try CatalogMomentStore(db: db).place(id: id) {
-                    throw MomentError.idTaken(kind: "place", id: id, existing: Self.summary(of: existing))
+                    throw MomentError.idTaken(kind: "place", id: id, existing: existing.summary)
                 }
             } else {
                 place.id = try Self.nextBackendId(in: "places", db)
@@ -55,9 +68,6 @@ extension Catalog {
         }
     }
 
-    private static func summary(of place: Place) -> String {
-        "\(place.name.map { "\"\($0)\"" } ?? "unnamed") at \(place.center.latitude), \(place.center.longitude), radius \(place.radiusMetres) m"
-    }
 
     /// Every place, by id.
     public func places() throws(CatalogError) -> [Place] {

@@ -38,6 +38,26 @@ public protocol CatalogStore: PictureCatalog {
     func rebuildMoments(apply: Bool) throws(CatalogError) -> [MomentEvent]
     /// Counts of everything in the catalog, as of `now`.
     func counts(now: Date) throws(CatalogError) -> CatalogCounts
+    /// Changes an existing place; the declared moments held there are re-evaluated.
+    func updatePlace(id: Int64, name: String?, center: Coordinate, radiusMetres: Double) throws(CatalogError) -> Place
+    /// Sets (or, with nil, hands back to the policy) a moment's cover as its creator.
+    func setCover(momentId: Int64, pictureId: Int64?, by user: String) throws(CatalogError) -> [MomentEvent]
+    /// Every place, by id.
+    func places() throws(CatalogError) -> [Place]
+    /// Places whose centre lies within `radiusMetres` of `center`, nearest first.
+    func places(around center: Coordinate, radiusMetres: Double) throws(CatalogError) -> [Place]
+    /// A place by id.
+    func place(id: Int64) throws(CatalogError) -> Place?
+    /// A moment by id.
+    func moment(id: Int64) throws(CatalogError) -> Moment?
+    /// How many pictures one moment holds.
+    func pictureCount(inMoment id: Int64) throws(CatalogError) -> Int
+    /// One page of a moment's pictures in the stable order.
+    func pictures(inMoment id: Int64, after cursor: PictureCursor?, limit: Int) throws(CatalogError) -> PicturePageRecords
+    /// A picture by id.
+    func picture(id: Int64) throws(CatalogError) -> PictureRecord?
+    /// The variants of one picture.
+    func variants(ofPicture id: Int64) throws(CatalogError) -> [VariantRecord]
 }
 
 extension Catalog: CatalogStore {}

@@ -123,9 +123,9 @@ public struct MomentPage: Encodable, Sendable {
 
 /// Reads of moments and places for the command line and the exports.
 public struct MomentCatalog: Sendable {
-    public let catalog: Catalog
+    public let catalog: any CatalogStore
 
-    public init(catalog: Catalog) {
+    public init(catalog: any CatalogStore) {
         self.catalog = catalog
     }
 

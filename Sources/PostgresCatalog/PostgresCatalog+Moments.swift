@@ -15,8 +15,8 @@ extension PostgresCatalog: CatalogStore {
         return try write { session in
             if let id {
                 guard Declaration.backendIds.contains(id) else { throw MomentError.idOutOfRange(kind: "place", id: id) }
-                if try PostgresMomentStore(session: session).place(id: id) != nil {
-                    throw CatalogError.refused("place \(id) exists already; change it with an update")
+                if let existing = try PostgresMomentStore(session: session).place(id: id) {
+                    throw MomentError.idTaken(kind: "place", id: id, existing: existing.summary)
                 }
             } else {
                 place.id = try Self.nextBackendId(in: "places", session)
@@ -41,6 +41,71 @@ extension PostgresCatalog: CatalogStore {
             let events = try MomentEngine(rules: momentRules).declare(moment, at: place, as: declaration, into: &store)
             try Self.recordOutbox(events, at: Date().timeIntervalSince1970, session)
             return (try store.moment(id: moment.id) ?? moment, events)
+        }
+    }
+
+    /// Changes an existing place's name and circle; the declared moments held there are
+    /// re-evaluated (pictures now inside join, those now outside leave).
+    public func updatePlace(id: Int64, name: String?, center: Coordinate, radiusMetres: Double) throws(CatalogError) -> Place {
+        let place = Place(id: id, name: name, center: center, radiusMetres: radiusMetres)
+        guard place.isValid else {
+            throw CatalogError.refused("a place needs a latitude in -90...90, a longitude in -180...180 and a radius above 0 metres")
+        }
+        return try write { session in
+            guard Declaration.backendIds.contains(id) else { throw MomentError.idOutOfRange(kind: "place", id: id) }
+            var store = PostgresMomentStore(session: session)
+            let events = try MomentEngine(rules: momentRules).updatePlace(place, in: &store)
+            try Self.recordOutbox(events, at: Date().timeIntervalSince1970, session)
+            return place
+        }
+    }
+
+    /// Sets the cover of a moment as its creator; nil hands the cover back to the policy.
+    public func setCover(momentId: Int64, pictureId: Int64?, by user: String) throws(CatalogError) -> [MomentEvent] {
+        try write { session in
+            var store = PostgresMomentStore(session: session)
+            let events = try MomentEngine(rules: momentRules).setCover(momentId: momentId, pictureId: pictureId, by: user, in: &store)
+            try Self.recordOutbox(events, at: Date().timeIntervalSince1970, session)
+            return events
+        }
+    }
+
+    /// A place by id.
+    public func place(id: Int64) throws(CatalogError) -> Place? {
+        try read { session in try PostgresMomentStore(session: session).place(id: id) }
+    }
+
+    /// How many pictures one moment holds.
+    public func pictureCount(inMoment id: Int64) throws(CatalogError) -> Int {
+        try read { session in Int(try session.value("SELECT COUNT(*) FROM pictures WHERE moment_id = \(id)", as: Int64.self) ?? 0) }
+    }
+
+    /// One page of a moment's pictures in the stable order: capture time, then content hash;
+    /// pictures without a time last. Pass the previous page's `next` to continue.
+    public func pictures(inMoment id: Int64, after cursor: PictureCursor?, limit: Int) throws(CatalogError) -> PicturePageRecords {
+        try read { session in
+            let rows: [PostgresRow]
+            switch (cursor, cursor?.capturedAt?.timeIntervalSince1970) {
+            case (nil, _):
+                rows = try session.rows("""
+                    SELECT * FROM pictures p WHERE moment_id = \(id) \(unescaped: PostgresMomentStore.stableOrder) LIMIT \(limit + 1)
+                    """)
+            case (let cursor?, let time?):
+                rows = try session.rows("""
+                    SELECT * FROM pictures p WHERE moment_id = \(id)
+                      AND (moment_time IS NULL OR moment_time > \(time) OR (moment_time = \(time) AND sha256 > \(cursor.key)))
+                    \(unescaped: PostgresMomentStore.stableOrder) LIMIT \(limit + 1)
+                    """)
+            case (let cursor?, nil):
+                rows = try session.rows("""
+                    SELECT * FROM pictures p WHERE moment_id = \(id) AND moment_time IS NULL AND sha256 > \(cursor.key)
+                    \(unescaped: PostgresMomentStore.stableOrder) LIMIT \(limit + 1)
+                    """)
+            }
+            let records = try rows.map { try Self.record(PictureRecord.self, $0) }
+            let page = Array(records.prefix(limit))
+            let next = records.count > limit ? page.last.map { PictureCursor(after: $0.momentFacts) } : nil
+            return PicturePageRecords(pictures: page, next: next)
         }
     }
 

@@ -26,14 +26,7 @@ enum CatalogChoice {
 
     /// The commands that read `catalog.url` so far; the others refuse it rather than write to
     /// an SQLite file nobody else reads.
-    static let postgresCommands = "run, status and moments rebuild"
-
-    /// The SQLite catalog, for a command that does not yet work on PostgreSQL: a one-line
-    /// error when `catalog.url` is set.
-    static func sqliteOnly(_ configuration: Configuration, command: String) throws -> Catalog {
-        try refusePostgres(configuration, command: command)
-        return try Catalog(path: configuration.catalogPath, momentRules: configuration.moments)
-    }
+    static let postgresCommands = "run, status, places and moments"
 
     /// Throws when `catalog.url` is set, for a command that does not yet work on PostgreSQL.
     static func refusePostgres(_ configuration: Configuration, command: String) throws {

@@ -36,7 +36,7 @@ struct MomentsCommand: ParsableCommand {
 
         /// Declares the moment and prints it, with how many pictures joined.
         func save(id: Int64?, as declaration: Declaration, options: ConfigOption, json: Bool) throws {
-            let catalog = try options.catalog(for: declaration == .create ? "moments create" : "moments update")
+            let catalog = try options.catalog()
             let (saved, events) = try catalog.declareMoment(try declared(id: id), id: id, as: declaration)
             let view = try MomentCatalog(catalog: catalog).moment(id: saved.id)
             try Output.print(view, json: json) { _ in
@@ -90,7 +90,7 @@ struct MomentsCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run() throws {
-            let views = try MomentCatalog(catalog: try options.catalog(for: "moments \(Self._commandName)")).moments(atPlace: place)
+            let views = try MomentCatalog(catalog: try options.catalog()).moments(atPlace: place)
             try Output.print(views, json: json) { views in
                 views.isEmpty ? "no moment" : views.map(MomentsText.line).joined(separator: "\n")
             }
@@ -112,7 +112,7 @@ struct MomentsCommand: ParsableCommand {
         }
 
         func run() throws {
-            let moments = MomentCatalog(catalog: try options.catalog(for: "moments \(Self._commandName)"))
+            let moments = MomentCatalog(catalog: try options.catalog())
             let cursor = try MomentCatalog.pageRequest(limit: limit, after: after)
             guard let shown = try moments.page(ofMoment: id, after: cursor, limit: limit) else {
                 throw ValidationError("moment \(id) does not exist; `darkroom moments list` lists them")
@@ -144,7 +144,7 @@ struct MomentsCommand: ParsableCommand {
         }
 
         func run() throws {
-            let events = try options.catalog(for: "moments \(Self._commandName)").setCover(momentId: moment, pictureId: clear ? nil : picture, by: user)
+            let events = try options.catalog().setCover(momentId: moment, pictureId: clear ? nil : picture, by: user)
             print(events.isEmpty ? "cover unchanged" : "cover of moment \(moment) set by \(user)")
         }
     }
@@ -187,7 +187,7 @@ struct MomentsCommand: ParsableCommand {
 
         func run() throws {
             let configuration = try options.load()
-            let catalog = try CatalogChoice.sqliteOnly(configuration, command: "moments \(Self._commandName)")
+            let catalog = try CatalogChoice.open(configuration).store
             let thumb = configuration.variants.min { $0.width * $0.height < $1.width * $1.height }?.name ?? configuration.feedVariant
             let export = MomentExport(moments: MomentCatalog(catalog: catalog), library: configuration.libraryRoot,
                                       coverVariant: configuration.feedVariant, thumbVariant: thumb)

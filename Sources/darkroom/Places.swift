@@ -44,7 +44,7 @@ struct Places: ParsableCommand {
         }
 
         func run() throws {
-            let catalog = try options.catalog(for: "places \(Self._commandName)")
+            let catalog = try options.catalog()
             let place = try catalog.declarePlace(id: id, name: name, center: circle.center, radiusMetres: circle.rad)
             try Output.print(PlaceView(place), json: json) { "place \($0.id): \(PlacesText.line($0))" }
         }
@@ -65,7 +65,7 @@ struct Places: ParsableCommand {
         }
 
         func run() throws {
-            let catalog = try options.catalog(for: "places \(Self._commandName)")
+            let catalog = try options.catalog()
             let place = try catalog.updatePlace(id: id, name: name, center: circle.center, radiusMetres: circle.rad)
             try Output.print(PlaceView(place), json: json) { "place \($0.id) updated: \(PlacesText.line($0))" }
         }
@@ -77,7 +77,7 @@ struct Places: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run() throws {
-            let places = try options.catalog(for: "places \(Self._commandName)").places().map(PlaceView.init)
+            let places = try options.catalog().places().map(PlaceView.init)
             try Output.print(places, json: json) { $0.map(PlacesText.line).joined(separator: "\n") }
         }
     }
@@ -90,7 +90,7 @@ struct Places: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run() throws {
-            let places = try options.catalog(for: "places \(Self._commandName)").places(around: circle.center, radiusMetres: circle.rad).map(PlaceView.init)
+            let places = try options.catalog().places(around: circle.center, radiusMetres: circle.rad).map(PlaceView.init)
             try Output.print(places, json: json) { $0.isEmpty ? "no place within \(circle.rad) m" : $0.map(PlacesText.line).joined(separator: "\n") }
         }
     }
@@ -115,7 +115,7 @@ enum Output {
 
 extension ConfigOption {
     /// The configured catalog, opened (and created when missing).
-    func catalog(for command: String) throws -> Catalog {
-        try CatalogChoice.sqliteOnly(try load(), command: command)
+    func catalog() throws -> any CatalogStore {
+        try CatalogChoice.open(try load()).store
     }
 }

@@ -66,9 +66,9 @@ struct PostgresDaemonsTests {
 
     @Test func aCommandThatDoesNotYetReadTheAddressRefusesItInOneLine() throws {
         let space = Workspace()
-        let result = try space.run(["moments", "list"], environment: ["DARKROOM_CATALOG_URL": "postgres://u@127.0.0.1:1/none"])
+        let result = try space.run(["import", space.root], environment: ["DARKROOM_CATALOG_URL": "postgres://u@127.0.0.1:1/none"])
         #expect(result.status != 0)
-        #expect(result.stderr.contains("`darkroom moments list` does not yet work with a PostgreSQL catalog"), "\(result.stderr)")
+        #expect(result.stderr.contains("`darkroom import` does not yet work with a PostgreSQL catalog"), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: space.catalogPath))
     }
 }

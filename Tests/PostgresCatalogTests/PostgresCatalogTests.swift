@@ -147,6 +147,71 @@ struct PostgresCatalogTests {
         #expect(around.contains(7) && around == aroundInSQLite)
     }
 
+    @Test("pages of a moment, a creator's cover and a moved place answer in PostgreSQL as in SQLite")
+    func readsAndDeclarationsAsInSQLite() throws {
+        let photos = Self.photos(seed: 31, count: 150)
+        let postgres = try Self.catalog()
+        defer { postgres.close() }
+        let (sqlite, directory) = try Self.sqlite()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let stores: [any CatalogStore] = [postgres, sqlite]
+        for store in stores {
+            _ = try store.declarePlace(id: 7, name: "Centre", center: Self.centre, radiusMetres: 120)
+            var declared = Self.declared
+            declared.creator = "ana"
+            // Four days, so that a good share of the photos at the centre join it.
+            declared.end = Date(timeIntervalSince1970: 1_700_000_000 + 4 * 86_400)
+            _ = try store.declareMoment(declared, id: 70, as: .create)
+            for (i, photo) in photos.enumerated() { _ = try store.commitPicture(photo, variants: [], job: Self.job(i)) }
+        }
+        /// Every picture of moment 70, three to a page.
+        func paged(_ store: any CatalogStore) throws -> [String] {
+            var keys: [String] = []
+            var cursor: PictureCursor?
+            repeat {
+                let page = try store.pictures(inMoment: 70, after: cursor, limit: 3)
+                keys += page.pictures.map(\.sha256)
+                cursor = page.next
+            } while cursor != nil
+            return keys
+        }
+        let pages = try paged(postgres)
+        let count = try postgres.pictureCount(inMoment: 70)
+        let pagesInSQLite = try paged(sqlite)
+        #expect(pages.count > 3 && pages.count == count, "\(pages.count) pictures, \(count) counted")
+        #expect(pages == pagesInSQLite, "the stable order and its cursor")
+
+        // The creator picks the last picture of the page order as the cover.
+        let last = try #require(pages.last)
+        let chosen = try #require(try postgres.picture(sha256: last))
+        let chosenInSQLite = try #require(try sqlite.picture(sha256: last))
+        _ = try postgres.setCover(momentId: 70, pictureId: chosen.id, by: "ana")
+        _ = try sqlite.setCover(momentId: 70, pictureId: chosenInSQLite.id, by: "ana")
+        let cover = try #require(try postgres.moment(id: 70))
+        let coverInSQLite = try #require(try sqlite.moment(id: 70))
+        #expect(cover.coverPictureId == chosen.id && cover.coverSource == coverInSQLite.coverSource)
+
+        // The place grows: more pictures join the declared moment, in both stores alike.
+        for store in stores { _ = try store.updatePlace(id: 7, name: "Centre", center: Self.centre, radiusMetres: 400) }
+        #expect(try postgres.place(id: 7)?.radiusMetres == 400)
+        let grown = try Self.partition(postgres)
+        let grownInSQLite = try Self.partition(sqlite)
+        #expect(grown == grownInSQLite)
+        #expect(try postgres.pictureCount(inMoment: 70) >= pages.count)
+        #expect(try postgres.rebuildMoments(apply: false).isEmpty)
+        // A second declaration of the same id is refused as on SQLite, naming the place that has it.
+        do {
+            _ = try postgres.declarePlace(id: 7, name: "Again", center: Self.centre, radiusMetres: 10)
+            Issue.record("a taken place id was accepted")
+        } catch {
+            guard case .rule(.idTaken) = error else {
+                Issue.record("refused as \(error), not as a taken id")
+                return
+            }
+            #expect(error.description.contains("\"Centre\""))
+        }
+    }
+
     @Test("eight workers committing photos of the same places and times at once make the moments one worker makes",
           arguments: [11, 12] as [UInt64])
     func concurrentCommitsMakeTheSameMoments(seed: UInt64) throws {
