@@ -72,12 +72,12 @@ extension PostgresCatalog: CatalogStore {
 
     /// A place by id.
     public func place(id: Int64) throws(CatalogError) -> Place? {
-        try read { session in try PostgresMomentStore(session: session).place(id: id) }
+        try readOne { session in try PostgresMomentStore(session: session).place(id: id) }
     }
 
     /// How many pictures one moment holds.
     public func pictureCount(inMoment id: Int64) throws(CatalogError) -> Int {
-        try read { session in Int(try session.value("SELECT COUNT(*) FROM pictures WHERE moment_id = \(id)", as: Int64.self) ?? 0) }
+        try readOne { session in Int(try session.value("SELECT COUNT(*) FROM pictures WHERE moment_id = \(id)", as: Int64.self) ?? 0) }
     }
 
     /// One page of a moment's pictures in the stable order: capture time, then content hash;
@@ -111,7 +111,7 @@ extension PostgresCatalog: CatalogStore {
 
     /// Every place, by id.
     public func places() throws(CatalogError) -> [Place] {
-        try read { session in
+        try readOne { session in
             try session.rows("SELECT \(unescaped: PostgresMomentStore.placeColumns) FROM places ORDER BY id").map(PostgresMomentStore.place)
         }
     }
@@ -126,7 +126,7 @@ extension PostgresCatalog: CatalogStore {
 
     /// A moment by id.
     public func moment(id: Int64) throws(CatalogError) -> Moment? {
-        try read { session in try PostgresMomentStore(session: session).moment(id: id) }
+        try readOne { session in try PostgresMomentStore(session: session).moment(id: id) }
     }
 
     /// Every moment (or those of one place), by start time then id.
@@ -140,7 +140,7 @@ extension PostgresCatalog: CatalogStore {
 
     /// How many pictures each moment holds.
     public func pictureCounts() throws(CatalogError) -> [Int64: Int] {
-        try read { session in
+        try readOne { session in
             var counts: [Int64: Int] = [:]
             for row in try session.rows("SELECT moment_id, COUNT(*) FROM pictures WHERE moment_id IS NOT NULL GROUP BY moment_id") {
                 let (moment, count) = try row.decode((Int64, Int64).self)
@@ -165,7 +165,7 @@ extension PostgresCatalog: CatalogStore {
     /// Counts of everything in the catalog, as of now.
     public func counts(now: Date = Date()) throws(CatalogError) -> CatalogCounts {
         let instant = now.timeIntervalSince1970
-        return try read { session in
+        return try readOne { session in
             let row = try session.rows("""
                 SELECT (SELECT COUNT(*) FROM pictures), (SELECT COUNT(*) FROM variants),
                   (SELECT COUNT(*) FROM jobs WHERE outcome = 'added'), (SELECT COUNT(*) FROM jobs WHERE outcome = 'duplicate'),

@@ -59,52 +59,52 @@ extension PostgresCatalog: PictureCatalog {
 
     /// The job that committed this claim, if any.
     public func finishedJob(claimPath: String) throws(CatalogError) -> JobRecord? {
-        try read { session in
+        try readOne { session in
             try session.rows("SELECT * FROM jobs WHERE claim_path = \(claimPath) ORDER BY id LIMIT 1").first.map { try Self.record(JobRecord.self, $0) }
         }
     }
 
     /// The newest job recorded under this claim path, if any.
     public func latestJob(claimPath: String) throws(CatalogError) -> JobRecord? {
-        try read { session in
+        try readOne { session in
             try session.rows("SELECT * FROM jobs WHERE claim_path = \(claimPath) ORDER BY id DESC LIMIT 1").first.map { try Self.record(JobRecord.self, $0) }
         }
     }
 
     /// A picture by content hash.
     public func picture(sha256: String) throws(CatalogError) -> PictureRecord? {
-        try read { session in
+        try readOne { session in
             try session.rows("SELECT * FROM pictures WHERE sha256 = \(sha256)").first.map { try Self.record(PictureRecord.self, $0) }
         }
     }
 
     /// A picture by id.
     public func picture(id: Int64) throws(CatalogError) -> PictureRecord? {
-        try read { session in
+        try readOne { session in
             try session.rows("SELECT * FROM pictures WHERE id = \(id)").first.map { try Self.record(PictureRecord.self, $0) }
         }
     }
 
     /// The variants of one picture.
     public func variants(ofPicture id: Int64) throws(CatalogError) -> [VariantRecord] {
-        try read { session in
+        try readOne { session in
             try session.rows("SELECT * FROM variants WHERE picture_id = \(id) ORDER BY name").map { try Self.record(VariantRecord.self, $0) }
         }
     }
 
     /// Every picture, by id (for checks and exports).
     public func allPictures() throws(CatalogError) -> [PictureRecord] {
-        try read { session in try session.rows("SELECT * FROM pictures ORDER BY id").map { try Self.record(PictureRecord.self, $0) } }
+        try readOne { session in try session.rows("SELECT * FROM pictures ORDER BY id").map { try Self.record(PictureRecord.self, $0) } }
     }
 
     /// Every job, by id.
     public func allJobs() throws(CatalogError) -> [JobRecord] {
-        try read { session in try session.rows("SELECT * FROM jobs ORDER BY id").map { try Self.record(JobRecord.self, $0) } }
+        try readOne { session in try session.rows("SELECT * FROM jobs ORDER BY id").map { try Self.record(JobRecord.self, $0) } }
     }
 
     /// Every outbox event, by id.
     public func allOutboxEvents() throws(CatalogError) -> [OutboxEvent] {
-        try read { session in try session.rows("SELECT * FROM outbox ORDER BY id").map { try Self.record(OutboxEvent.self, $0) } }
+        try readOne { session in try session.rows("SELECT * FROM outbox ORDER BY id").map { try Self.record(OutboxEvent.self, $0) } }
     }
 
     static func insert<R: Encodable>(_ record: R, into table: String, _ session: PostgresSession) throws {

@@ -70,11 +70,11 @@ public final class PostgresCatalog: Sendable {
     /// Runs `body` in one SERIALIZABLE write transaction; with `commit` false it is rolled back
     /// (a dry run).
     ///
-    /// A first try holds the assigner's lock shared, beside every other first try. A
-    /// transaction that lost a race is run again holding it exclusively: it waits for the
-    /// shared holders to finish, new first tries wait behind it, and alone it cannot lose again.
-    /// The lock is taken before BEGIN, so the retry's snapshot is taken after everything it
-    /// waited for has committed. Under heavy contention the catalog thus degrades to one writer
+    /// A first try holds the assigner's lock shared, beside every other first try, until its
+    /// transaction ends. A transaction that lost a race is run again holding it exclusively: it
+    /// waits for the shared holders to finish, new first tries wait behind it, and alone it
+    /// cannot lose again. The exclusive lock is taken before BEGIN, so the retry's snapshot is
+    /// taken after everything it waited for has committed. Under heavy contention the catalog thus degrades to one writer
     /// at a time, as SQLite is, and never fails a photo for contention alone.
     func write<T>(commit: Bool = true, _ body: (PostgresSession) throws -> T) throws(CatalogError) -> T {
         var attempt = 1
@@ -82,12 +82,15 @@ public final class PostgresCatalog: Sendable {
             let exclusive = attempt > 1
             do {
                 return try pool.withSession { session in
-                    try session.execute(exclusive ? "SELECT pg_advisory_lock(\(Self.assignerLock))"
-                                                  : "SELECT pg_advisory_lock_shared(\(Self.assignerLock))")
-                    defer {
-                        try? session.execute(exclusive ? "SELECT pg_advisory_unlock(\(Self.assignerLock))"
-                                                       : "SELECT pg_advisory_unlock_shared(\(Self.assignerLock))")
+                    guard exclusive else {
+                        // Held until the transaction ends: no statement to give it back.
+                        return try session.transaction(.serializable, commit: commit) { session in
+                            try session.execute("SELECT pg_advisory_xact_lock_shared(\(Self.assignerLock))")
+                            return try body(session)
+                        }
                     }
+                    try session.execute("SELECT pg_advisory_lock(\(Self.assignerLock))")
+                    defer { try? session.execute("SELECT pg_advisory_unlock(\(Self.assignerLock))") }
                     return try session.transaction(.serializable, commit: commit) { try body($0) }
                 }
             } catch {
@@ -96,6 +99,16 @@ public final class PostgresCatalog: Sendable {
                 guard lostARace, attempt < Self.writeTries else { throw Self.catalogError(error, location: location) }
                 attempt += 1
             }
+        }
+    }
+
+    /// Runs `body`, one statement (consistent by itself), outside any transaction: one round
+    /// trip instead of three.
+    func readOne<T>(_ body: (PostgresSession) throws -> T) throws(CatalogError) -> T {
+        do {
+            return try pool.withSession { session in try body(session) }
+        } catch {
+            throw Self.catalogError(error, location: location)
         }
     }
 

@@ -146,3 +146,29 @@ public final class TemporaryCluster: @unchecked Sendable {  // safe: `stopped` i
         return Int(UInt16(bigEndian: address.sin_port))
     }
 }
+
+extension TemporaryCluster {
+    /// CPU seconds the server has used so far: the postmaster's own, its exited children's
+    /// (which it has reaped: backends of closed connections) and its live children's, from
+    /// /proc. For benchmarks that must count the database's CPU beside their own.
+    public func serverCPUSeconds() -> Double? {
+        let pidFile = directory.appendingPathComponent("data/postmaster.pid").path
+        guard let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
+              let postmaster = text.split(separator: "\n").first.flatMap({ Int32($0) }) else { return nil }
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        /// Fields after the command (which may hold spaces): state, ppid, ... utime is the 14th field overall.
+        func fields(_ pid: String) -> [Substring]? {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return nil }
+            return stat[stat.index(after: close)...].split(separator: " ")
+        }
+        guard let own = fields(String(postmaster)), own.count > 14 else { return nil }
+        // After ")": [0] state, [1] ppid, ... [11] utime, [12] stime, [13] cutime, [14] cstime.
+        var total = (11...14).compactMap { Double(own[$0]) }.reduce(0, +)
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where Int32(entry) != nil {
+            guard let child = fields(entry), child.count > 12, Int32(child[1]) == postmaster else { continue }
+            total += (11...12).compactMap { Double(child[$0]) }.reduce(0, +)
+        }
+        return total / ticks
+    }
+}

@@ -38,7 +38,11 @@ enum PostgresPipelineBenchmark {
             defer { workspace.remove() }
             _ = try workspace.fill(count: options.photos, from: base.photos)
             let before = try location.map { try DatabaseActivity.read($0) }
+            let serverBefore = cluster.serverCPUSeconds()
             let run = try workspace.run(darkroom: darkroom, workers: options.workers)
+            // The run's backends end as it exits; the postmaster then counts them as reaped.
+            usleep(300_000)
+            let serverCPU = location == nil ? nil : cluster.serverCPUSeconds().flatMap { after in serverBefore.map { after - $0 } }
             try workspace.verify(expected: options.photos, run: run)
             if let location, let before, activity == nil {
                 activity = (try DatabaseActivity.read(location)).minus(before)
@@ -47,14 +51,16 @@ enum PostgresPipelineBenchmark {
             let rate = Double(options.photos) / run.wallSeconds
             rates[store, default: 0] += rate / 2
             rows.append([store, Table.number(run.wallSeconds), Table.number(rate, 2), Table.number(run.cpuSeconds),
+                         serverCPU.map { String(format: "%.1f (%.1f ms/photo)", $0, 1000 * $0 / Double(options.photos)) } ?? "—",
                          Table.megabytes(kilobytes: run.peakKilobytes), Machine.loadAverage()])
         }
-        Table.print(header: ["catalog", "wall s", "photos/s", "CPU s (darkroom)", "peak RSS", "load after"], rows: rows)
+        Table.print(header: ["catalog", "wall s", "photos/s", "CPU s (darkroom)", "CPU s (PostgreSQL server)", "peak RSS", "load after"], rows: rows)
         let sqlite = rates["SQLite"] ?? 0
         let postgres = rates["PostgreSQL"] ?? 0
         print("")
         print("Each row is the real binary on a fresh spool, library and catalog (PostgreSQL: a fresh database in a temporary cluster")
-        print("on loopback, fsync on); the CPU column is darkroom's alone, not the server's. Mean of the two runs of each:")
+        print("on loopback, fsync on, on the same two cores); darkroom's CPU and the server's (its processes, from /proc) apart.")
+        print("Mean of the two runs of each:")
         print(String(format: "SQLite %.2f photos/s, PostgreSQL %.2f photos/s (%.1f %%).\n", sqlite, postgres, 100 * postgres / max(sqlite, 0.001)))
         if let activity {
             let n = Double(options.photos)

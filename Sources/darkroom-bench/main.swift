@@ -32,12 +32,14 @@ let usage = """
            darkroom-bench flood    [--clients C=6] [--megabytes M=64]   (multipart floods; also the first phase of `http`)
            darkroom-bench latency  [--probes N=8] [--backlog N=10000] [--import-photos N=240] [--workers W=2] [--base K=4]
                                    (upload to done: idle, behind a backlog, beside an import)
-           darkroom-bench all      [--quick]   (every benchmark at its defaults, in under ~30 minutes: the moments ingest
-                                               stops early if time runs out; --quick: small sizes, to check the harness)
+           darkroom-bench all      [--quick]   (every benchmark at its defaults, in about 40 minutes: the moments ingests
+                                               stop early if time runs out; --quick: small sizes, to check the harness)
     """
 
 /// The time `all` allows itself.
 let allBudgetSeconds = 30.0 * 60
+/// What `all` gives the moments ingest with the catalog in PostgreSQL (after the SQLite one).
+let postgresMomentsSeconds = 300
 
 /// Runs every benchmark and prints the summary of targets.
 func runAll(_ arguments: BenchArguments) throws -> [Verdict] {
@@ -48,7 +50,12 @@ func runAll(_ arguments: BenchArguments) throws -> [Verdict] {
     var imports = ImportBenchmark.Options(photos: ImportBenchmark.defaultPhotos)
     var http = HTTPBenchmark.Options()
     var latency = LatencyBenchmark.Options()
+    var queue = QueueBenchmark.Options()
+    var postgresPipeline = PipelineBenchmark.Options()
     if arguments.has("--quick") {
+        queue.seconds = 1
+        postgresPipeline.photos = 40
+        postgresPipeline.base = 2
         latency.probes = 3
         latency.backlog = 200
         latency.importPhotos = 20
@@ -82,6 +89,14 @@ func runAll(_ arguments: BenchArguments) throws -> [Verdict] {
     // two minutes), less a minute for the rebuild check.
     moments.maxSeconds = max(120, Int(allBudgetSeconds - (Machine.now() - start)) - 60)
     verdicts += try MomentsBenchmark.run(moments)
+    // PostgreSQL, each against a temporary cluster of its own: the queue, run --once beside
+    // SQLite, and the moments ingest for a bounded time.
+    verdicts += try QueueBenchmark.run(queue)
+    verdicts += try PostgresPipelineBenchmark.run(postgresPipeline)
+    var postgresMoments = moments
+    postgresMoments.postgres = true
+    postgresMoments.maxSeconds = postgresMomentsSeconds
+    verdicts += try MomentsBenchmark.run(postgresMoments)
     return verdicts
 }
 
