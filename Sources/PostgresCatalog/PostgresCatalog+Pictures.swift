@@ -24,16 +24,20 @@ extension PostgresCatalog: PictureCatalog {
                 try PostgresRowCoding.insert(picture, into: "pictures", suffix: "RETURNING id", naming: Self.column), as: Int64.self)
             else { throw CatalogError.other("inserted picture has no id") }
             picture.id = pictureId
-            for var variant in variants {
+            let variants = variants.map { variant in
+                var variant = variant
                 variant.pictureId = pictureId
-                try session.execute(try PostgresRowCoding.insert(variant, into: "variants", naming: Self.column))
+                return variant
+            }
+            if let all = try PostgresRowCoding.insert(all: variants, into: "variants", naming: Self.column) {
+                try session.execute(all)
             }
             job.outcome = .added
             job.pictureId = pictureId
             try Self.insert(job, into: "jobs", session)
             var store = PostgresMomentStore(session: session)
             let events = try MomentEngine(rules: momentRules).ingest(picture.momentFacts, into: &store)
-            try Self.recordOutbox(events, at: job.finishedAt, session)
+            try Self.recordOutbox(events, at: job.finishedAt, session, known: [pictureId: picture.thumbHash])
             return .added(pictureId: pictureId, momentId: try store.momentId(ofPicture: pictureId))
         }
     }
@@ -111,14 +115,27 @@ extension PostgresCatalog: PictureCatalog {
         try session.execute(try PostgresRowCoding.insert(record, into: table, naming: column))
     }
 
-    /// The engine's events as outbox rows, in this transaction.
-    static func recordOutbox(_ events: [MomentEvent], at instant: Double, _ session: PostgresSession) throws {
+    /// The engine's events as outbox rows, in this transaction, in one statement. `known` holds
+    /// placeholders already in hand (the picture being committed), which need no query.
+    static func recordOutbox(_ events: [MomentEvent], at instant: Double, _ session: PostgresSession,
+                             known: [Int64: String?] = [:]) throws {
         let rows = try OutboxWriter.rows(for: events, at: instant) { picture in
-            try session.value("SELECT thumb_hash FROM pictures WHERE id = \(picture)", as: String.self)
+            if let hash = known[picture] { return hash }
+            return try session.value("SELECT thumb_hash FROM pictures WHERE id = \(picture)", as: String.self)
         }
-        for var row in rows {
-            row.id = nil
-            try insert(row, into: "outbox", session)
+        guard !rows.isEmpty else { return }
+        var binds = PostgresBindings(capacity: rows.count * 5)
+        var groups: [String] = []
+        for row in rows {
+            let first = binds.count + 1
+            groups.append("($\(first), $\(first + 1), $\(first + 2), $\(first + 3), $\(first + 4))")
+            binds.append(row.event.rawValue)
+            binds.append(row.momentId)
+            binds.append(row.pictureId)
+            binds.append(row.payload)
+            binds.append(row.createdAt)
         }
+        try session.execute(PostgresQuery(unsafeSQL: "INSERT INTO outbox (event, moment_id, picture_id, payload, created_at) VALUES "
+                                          + groups.joined(separator: ", "), binds: binds))
     }
 }

@@ -22,6 +22,26 @@ public enum PostgresRowCoding {
                              binds: binds)
     }
 
+    /// One `INSERT` of several records of one table (one round trip), or nil when they do not
+    /// all fill the same columns (a nil optional leaves its column out) or there are none.
+    public static func insert<Record: Encodable>(all records: [Record], into table: String,
+                                                 naming: @escaping @Sendable (String) -> String) throws -> PostgresQuery? {
+        let storage = ColumnStorage()
+        var names: [String]?
+        var groups: [String] = []
+        for record in records {
+            let first = storage.names.count
+            try record.encode(to: ColumnEncoder(naming: naming, storage: storage))
+            let own = Array(storage.names[first...])
+            if names == nil { names = own }
+            guard own == names, !own.isEmpty else { return nil }
+            groups.append("(" + (first + 1...first + own.count).map { "$\($0)" }.joined(separator: ", ") + ")")
+        }
+        guard let names, !names.isEmpty else { return nil }
+        return PostgresQuery(unsafeSQL: "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES \(groups.joined(separator: ", "))",
+                             binds: storage.binds)
+    }
+
     /// A record decoded from a row whose columns are named as `naming` names its properties.
     public static func decode<Record: Decodable>(_ type: Record.Type, from row: PostgresRow,
                                                  naming: @escaping @Sendable (String) -> String) throws -> Record {
@@ -38,12 +58,14 @@ private final class ColumnStorage {
 
 private struct ColumnEncoder: Encoder {
     let naming: @Sendable (String) -> String
-    let storage = ColumnStorage()
+    let storage: ColumnStorage
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] = [:]
 
-    init(naming: @escaping @Sendable (String) -> String) {
+    /// Columns go into `storage`, after any another record put there.
+    init(naming: @escaping @Sendable (String) -> String, storage: ColumnStorage = ColumnStorage()) {
         self.naming = naming
+        self.storage = storage
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
