@@ -96,10 +96,14 @@ man:
 # The binary, its man pages, shell completions, a default pipeline.json (never overwriting an
 # existing one), an environment file for secrets, the service user and two systemd units.
 # `make install BIN=...` installs a binary built already, without building.
-install: $(if $(filter $(RELEASE_BIN),$(BIN)),release) man
+install: $(if $(filter $(RELEASE_BIN),$(BIN)),release)
 	install -Dm755 $(BIN) $(DESTDIR)$(BINDIR)/darkroom
 	install -d $(DESTDIR)$(MANDIR)
-	install -m644 $(MAN_OUT)/*.1 $(DESTDIR)$(MANDIR)/
+	@# The man pages, generated into a folder of this run's own: two installs at once (the
+	@# tests run two) never touch each other's pages.
+	@test -x .build/debug/generate-manual || $(SWIFT) build --product generate-manual
+	@pages=$$(mktemp -d) && .build/debug/generate-manual $(BIN) --multi-page --output-directory $$pages \
+	  && install -m644 $$pages/*.1 $(DESTDIR)$(MANDIR)/; status=$$?; rm -rf $$pages; exit $$status
 	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	$(BIN) --generate-completion-script bash > $(DESTDIR)$(BASHCOMPDIR)/darkroom
 	$(BIN) --generate-completion-script zsh > $(DESTDIR)$(ZSHCOMPDIR)/_darkroom
