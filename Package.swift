@@ -164,12 +164,15 @@ let package = Package(
         ]),
         // What every benchmark uses: arguments, the machine's clocks and memory, child processes, tables and verdicts.
         .target(name: "BenchKit", dependencies: ["SeededRandom"]),
-        // The PostgreSQL queue's benchmark (claim, renew, complete cycles a second).
-        .target(name: "PostgresBench", dependencies: ["BenchKit", "PostgresQueue", "PostgresStore", "PostgresHarness"]),
+        // What the PostgreSQL benchmarks share: the queue's benchmark (claim, renew, complete
+        // cycles a second), the cluster they measure against, the server's counters per run.
+        .target(name: "PostgresBench", dependencies: [
+            "BenchKit", "PostgresQueue", "PostgresStore", "PostgresHarness",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+        ]),
         .executableTarget(name: "darkroom-bench", dependencies: [
             "BenchKit", "Imaging", "PhotoMetadata", "Moments", "Catalog", "Ingest", "LibraryImport", "Settings", "Storage",
-            "SeededRandom", "PostgresQueue", "PostgresHarness", "PostgresCatalog", "PostgresBench", "PostgresStore",
-            .product(name: "PostgresNIO", package: "postgres-nio"),
+            "SeededRandom", "PostgresHarness", "PostgresCatalog", "PostgresBench",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOCore", package: "swift-nio"),
         ]),

@@ -28,12 +28,7 @@ public enum QueueBenchmark {
 
     public static func run(_ options: Options) throws -> [Verdict] {
         print("## queue: claim, renew, complete cycles in PostgreSQL (no rendering)\n")
-        let cluster: TemporaryCluster
-        do {
-            cluster = try TemporaryCluster.start(durable: true)
-        } catch {
-            throw BenchError("cannot start a PostgreSQL cluster: \(error)")
-        }
+        let cluster = try BenchCluster.start(durable: true)
         defer { cluster.stop() }
         let location = try cluster.freshDatabase(prefix: "queue")
         print("A temporary cluster on loopback (\(location)), fsync and synchronous_commit on, load \(Machine.loadAverage()).")

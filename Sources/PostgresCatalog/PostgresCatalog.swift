@@ -115,7 +115,7 @@ public final class PostgresCatalog: Sendable {
     /// Runs `body` on one consistent snapshot (a read-only REPEATABLE READ transaction).
     func read<T>(_ body: (PostgresSession) throws -> T) throws(CatalogError) -> T {
         do {
-            return try pool.transaction(.repeatableRead) { session, _ in try body(session) }
+            return try pool.transaction(.repeatableRead) { session in try body(session) }
         } catch {
             throw Self.catalogError(error, location: location)
         }

@@ -60,26 +60,10 @@ public final class PostgresPool: @unchecked Sendable {  // safe: `idle`, `open` 
     }
 
     /// Runs `body` in one transaction at `isolation`: committed when it returns, rolled back
-    /// when it throws. A transaction that loses a race the server detects (a serialization
-    /// failure or a deadlock) is run again from the start, up to `tries` times in all, after a
-    /// short random pause that grows with each try; `body` must therefore have no effect
-    /// outside the transaction. `body` is told which try this is (1 for the first).
-    /// With `commit` false the transaction is rolled back at the end (a dry run).
-    public func transaction<T>(_ isolation: PostgresSession.Isolation = .readCommitted, tries: Int = 1, commit: Bool = true,
-                               _ body: (PostgresSession, Int) throws -> T) throws -> T {
-        var attempt = 1
-        while true {
-            do {
-                return try withSession { session in try session.transaction(isolation, commit: commit) { try body($0, attempt) } }
-            } catch {
-                let failure = PostgresError(error)
-                guard failure.isRetryable, attempt < tries else { throw error }
-                // 1, 2, 4 ... 64 ms at most, with jitter, so that the losers do not meet again in step.
-                let ceiling = Double(1 << min(attempt - 1, 6)) / 1000
-                Thread.sleep(forTimeInterval: Double.random(in: ceiling / 2...ceiling))
-                attempt += 1
-            }
-        }
+    /// when it throws. (The catalog's writes retry a transaction that lost a race themselves,
+    /// under their lock: `PostgresCatalog.write`.)
+    public func transaction<T>(_ isolation: PostgresSession.Isolation = .readCommitted, _ body: (PostgresSession) throws -> T) throws -> T {
+        try withSession { session in try session.transaction(isolation, body) }
     }
 
     private func borrow() throws -> PostgresConnection {

@@ -17,7 +17,7 @@ public enum PostgresRowCoding {
     public static func insert<Record: Encodable>(_ record: Record, into table: String, suffix: String = "",
                                                  naming: @escaping @Sendable (String) -> String) throws -> PostgresQuery {
         let (names, binds) = try columns(of: record, naming: naming)
-        let placeholders = (1...max(names.count, 1)).map { "$\($0)" }.prefix(names.count).joined(separator: ", ")
+        let placeholders = names.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
         return PostgresQuery(unsafeSQL: "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(placeholders)) \(suffix)",
                              binds: binds)
     }

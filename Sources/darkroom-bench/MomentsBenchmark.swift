@@ -4,6 +4,7 @@ import Foundation
 import Moments
 import PhotoMetadata
 import PostgresCatalog
+import PostgresBench
 import PostgresHarness
 
 /// `darkroom-bench moments`: moment assignment at library scale. Synthetic pictures (metadata
@@ -90,7 +91,7 @@ enum MomentsBenchmark {
         defer { cluster?.stop() }
         if options.postgres {
             // fsync off, as the SQLite run's tmpfs: the queries are measured, not the disk.
-            let started = try startCluster()
+            let started = try BenchCluster.start(durable: false)
             cluster = started
             let location = try started.freshDatabase(prefix: "moments")
             catalog = try PostgresCatalog(location: location)
@@ -276,13 +277,5 @@ enum MomentsBenchmark {
         var total = 0.0
         for (index, picture) in pictures.enumerated() { total += try commit(picture, index: index, to: catalog).wall }
         return total / Double(max(1, pictures.count))
-    }
-
-    static func startCluster() throws -> TemporaryCluster {
-        do {
-            return try TemporaryCluster.start()
-        } catch {
-            throw BenchError("cannot start a PostgreSQL cluster for --postgres: \(error)")
-        }
     }
 }

@@ -1,8 +1,7 @@
 import BenchKit
 import Foundation
+import PostgresBench
 import PostgresHarness
-import PostgresNIO
-import PostgresStore
 
 /// `darkroom-bench pipeline-postgres`: `darkroom run --once` on the same spooled 12 MP photos
 /// with the catalog in SQLite and in PostgreSQL, side by side in one sitting.
@@ -17,13 +16,8 @@ enum PostgresPipelineBenchmark {
         let scratch = try Machine.scratchDirectory("pipeline-postgres")
         defer { try? FileManager.default.removeItem(at: scratch) }
         let base = try PhotoSet.generateAnnounced(count: options.base, into: scratch.appendingPathComponent("base"))
-        let cluster: TemporaryCluster
-        do {
-            // fsync on: the server makes each commit durable, as SQLite's FULL synchronous mode does.
-            cluster = try TemporaryCluster.start(durable: true)
-        } catch {
-            throw BenchError("cannot start a PostgreSQL cluster: \(error)")
-        }
+        // fsync on: the server makes each commit durable, as SQLite's FULL synchronous mode does.
+        let cluster = try BenchCluster.start(durable: true)
         defer { cluster.stop() }
 
         var rows: [[String]] = []
@@ -74,44 +68,5 @@ enum PostgresPipelineBenchmark {
         return [Verdict(section: "pipeline-postgres", measure: "`run --once` with the catalog in PostgreSQL ÷ in SQLite, \(options.photos) × 12 MP",
                         figure: Table.percent(postgres / max(sqlite, 0.001)), target: "≥ \(Int(ratioTarget * 100)) %",
                         passed: options.photos >= 1000 ? postgres / max(sqlite, 0.001) >= ratioTarget : nil)]
-    }
-}
-
-/// The server's counters of one database, read before and after a run (pg_stat_database and
-/// the WAL position), and the size of its tables.
-struct DatabaseActivity {
-    var commits: Int64, rollbacks: Int64, inserted: Int64, updated: Int64, deleted: Int64, walBytes: Int64
-
-    static func read(_ location: PostgresLocation) throws -> DatabaseActivity {
-        let pool = try PostgresPool(location: location, maximumConnections: 1)
-        defer { pool.close() }
-        return try pool.withSession { session in
-            // The statistics collector publishes on its own schedule; ask for fresh figures.
-            try session.execute("SELECT pg_stat_clear_snapshot()")
-            guard let row = try session.rows("""
-                SELECT xact_commit, xact_rollback, tup_inserted, tup_updated, tup_deleted,
-                       (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint
-                FROM pg_stat_database WHERE datname = current_database()
-                """).first else { throw BenchError("pg_stat_database has no row for \(location)") }
-            let (c, r, i, u, d, w) = try row.decode((Int64, Int64, Int64, Int64, Int64, Int64).self)
-            return DatabaseActivity(commits: c, rollbacks: r, inserted: i, updated: u, deleted: d, walBytes: w)
-        }
-    }
-
-    func minus(_ other: DatabaseActivity) -> DatabaseActivity {
-        DatabaseActivity(commits: commits - other.commits, rollbacks: rollbacks - other.rollbacks, inserted: inserted - other.inserted,
-                         updated: updated - other.updated, deleted: deleted - other.deleted, walBytes: walBytes - other.walBytes)
-    }
-
-    /// Each catalog table's size with its indexes and TOAST, largest first.
-    static func footprint(_ location: PostgresLocation) throws -> [(String, Int64)] {
-        let pool = try PostgresPool(location: location, maximumConnections: 1)
-        defer { pool.close() }
-        return try pool.withSession { session in
-            try session.rows("""
-                SELECT relname::text, pg_total_relation_size(oid) FROM pg_class
-                WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace ORDER BY 2 DESC LIMIT 6
-                """).map { try $0.decode((String, Int64).self) }
-        }
     }
 }

@@ -9,8 +9,8 @@ struct ConfigCommand: ParsableCommand {
         abstract: "Check the configuration, or show the effective settings.",
         discussion: """
         Darkroom reads --config, else $DARKROOM_CONFIG, else ./pipeline.json, else its built-in \
-        defaults; DARKROOM_API_TOKEN and DARKROOM_WEBHOOK_SECRET stand in for server.token and \
-        webhooks.secret when the file leaves them null. Run `config check` after every edit: a \
+        defaults; DARKROOM_API_TOKEN, DARKROOM_WEBHOOK_SECRET and DARKROOM_CATALOG_URL stand in for \
+        server.token, webhooks.secret and catalog.url when the file leaves them null. Run `config check` after every edit: a \
         typo is found here rather than when the daemon starts.
         """,
         subcommands: [Check.self, Show.self])
