@@ -127,7 +127,7 @@ let package = Package(
         // The catalog in PostgreSQL: the same records, moments engine and outbox as the SQLite
         // catalog, behind the same seam, for workers on several machines.
         .target(name: "PostgresCatalog", dependencies: [
-            "Catalog", "Moments", "PostgresStore",
+            "Catalog", "CatalogImports", "Moments", "PostgresStore", "PostgresQueue",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -179,7 +179,7 @@ let package = Package(
 
         .testTarget(name: "ImagingTests", dependencies: ["Imaging", "Failures", "SeededRandom"]),
         .testTarget(name: "PostgresCatalogTests", dependencies: [
-            "PostgresCatalog", "PostgresStore", "PostgresHarness", "Catalog", "CatalogFixtures", "Moments", "SeededRandom",
+            "PostgresCatalog", "PostgresStore", "PostgresHarness", "Catalog", "CatalogFixtures", "CatalogImports", "Moments", "SeededRandom",
         ]),
         .testTarget(name: "PostgresQueueTests", dependencies: ["PostgresQueue", "PostgresStore", "PostgresHarness", "Failures"]),
         .testTarget(name: "PhotoMetadataTests", dependencies: ["PhotoMetadata", "SeededRandom"]),

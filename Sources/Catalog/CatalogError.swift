@@ -21,6 +21,9 @@ public enum CatalogError: CategorizedError, CustomStringConvertible, Sendable, E
     /// A catalog server that could not be reached or answered with a failure that may pass
     /// (PostgreSQL down, a network cut): the work is tried again.
     case unavailable(String)
+    /// The queue job this work was done under is no longer this worker's: its lease lapsed and
+    /// another worker took the photo. Nothing was committed; the other worker finishes it.
+    case leaseLost(String)
 
     /// Any error of a catalog operation on the database at `path`, by what it is.
     public init(_ error: any Error, path: String) {
@@ -48,7 +51,7 @@ public enum CatalogError: CategorizedError, CustomStringConvertible, Sendable, E
     public var isTransient: Bool {
         switch self {
         case .busy, .diskFull, .unavailable: true
-        case .corrupt, .refused, .rule, .other: false
+        case .corrupt, .refused, .rule, .other, .leaseLost: false
         }
     }
 
@@ -56,7 +59,7 @@ public enum CatalogError: CategorizedError, CustomStringConvertible, Sendable, E
     /// request the catalog or the moment rules refuse is the input's.
     public var category: FailureCategory {
         switch self {
-        case .busy, .corrupt, .other, .unavailable: .catalog
+        case .busy, .corrupt, .other, .unavailable, .leaseLost: .catalog
         case .diskFull: .storage
         case .refused, .rule: .badInput
         }
@@ -71,6 +74,7 @@ public enum CatalogError: CategorizedError, CustomStringConvertible, Sendable, E
         case .corrupt: "the catalog is damaged; the server's log has the details under this answer's request_id"
         case .other: "catalog error: the server's log has the details under this answer's request_id"
         case .unavailable: "the catalog's database cannot be reached; try again shortly"
+        case .leaseLost: "another worker took this photo over; it finishes it"
         case .refused, .rule: description
         }
     }
@@ -83,7 +87,7 @@ public enum CatalogError: CategorizedError, CustomStringConvertible, Sendable, E
         case .refused(let message): message
         case .rule(let error): error.description
         case .other(let message): "catalog error: \(message)"
-        case .unavailable(let message): message
+        case .unavailable(let message), .leaseLost(let message): message
         }
     }
 }

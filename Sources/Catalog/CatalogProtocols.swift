@@ -61,3 +61,60 @@ public protocol CatalogStore: PictureCatalog {
 }
 
 extension Catalog: CatalogStore {}
+
+/// A photo job as a worker holds it from the shared queue: the file under the spool's
+/// `queued/` it names, and the lease it is held under.
+public struct QueuedPhoto: Sendable, Equatable {
+    /// The job's id in the queue.
+    public let jobId: Int64
+    /// The photo's place under `queued/`: `TOKEN/NAME`, unique for ever.
+    public let file: String
+    /// 1 on the first claim; a job taken back from a worker that died counts again.
+    public let attempts: Int
+    /// Who holds the lease: renewals and the completing commit must come from it.
+    public let owner: String
+
+    public init(jobId: Int64, file: String, attempts: Int, owner: String) {
+        self.jobId = jobId
+        self.file = file
+        self.attempts = attempts
+        self.owner = owner
+    }
+
+    /// The name the photo arrived under (its place under `queued/` less the token).
+    public var sourceName: String {
+        guard let slash = file.firstIndex(of: "/") else { return file }
+        return String(file[file.index(after: slash)...])
+    }
+}
+
+/// Where a queued photo's job stands, for the reconciliation of `queued/` with the queue.
+public enum QueuedPhotoState: Sendable, Equatable {
+    /// Waiting for a worker, or held by one.
+    case waiting
+    /// Committed (a picture or a duplicate): its file is only left over.
+    case done
+    /// Failed for good, with its reason: its file belongs in `failed/`.
+    case failed(String?)
+}
+
+/// The shared job queue of a catalog that several machines use (PostgreSQL): a photo that
+/// arrives (an upload, a drop-folder file) becomes a job row; workers on any machine claim jobs
+/// under a lease they renew; the commit that records the photo completes its job in the same
+/// transaction, and only while the lease is still the committer's, so no photo is done twice.
+public protocol PhotoJobQueue: Sendable {
+    /// Records a photo placed under `queued/` as a job (again: nothing, the file is the key).
+    func admitPhoto(file: String, urgent: Bool) throws(CatalogError)
+    /// Takes the next photo for `owner` (a lapsed lease first, then urgent, then the oldest);
+    /// nil when none is waiting.
+    func claimPhoto(owner: String, leaseSeconds: Double) throws(CatalogError) -> QueuedPhoto?
+    /// Moves a held photo's lease on; false when it is no longer this owner's.
+    func renew(_ photo: QueuedPhoto, leaseSeconds: Double) throws(CatalogError) -> Bool
+    /// The catalog whose commits (picture, duplicate, failure) also complete this photo's job,
+    /// in the same transaction; they throw `CatalogError.leaseLost` when the lease is gone.
+    func completing(_ photo: QueuedPhoto) -> any PictureCatalog
+    /// The state of the jobs of these `queued/` files; a file with no job is absent.
+    func photoStates(files: [String]) throws(CatalogError) -> [String: QueuedPhotoState]
+    /// Photos a worker could claim now (waiting, or held under a lapsed lease), and photos held.
+    func photoQueueDepth() throws(CatalogError) -> (claimable: Int, held: Int)
+}

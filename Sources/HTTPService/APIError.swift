@@ -91,7 +91,7 @@ enum APIError: Error, CustomStringConvertible, Sendable, Equatable {
         case .rule(.idTaken): .conflict(error.description)
         case .rule, .refused: .badRequest(error.description)
         case .busy, .diskFull, .unavailable: .unavailable(error.publicDescription)
-        case .corrupt, .other: .internal(error.publicDescription)
+        case .corrupt, .other, .leaseLost: .internal(error.publicDescription)
         }
     }
 

@@ -1,5 +1,6 @@
 import Catalog
 import CRuntime
+import Failures
 import Foundation
 import Logging
 import Settings
@@ -37,6 +38,11 @@ public final class Worker: Sendable {
     public let stopSignal = StopSignal()
     /// The photos waiting for this worker's threads, urgent ones first.
     let queue = WorkQueue()
+    /// The shared job queue of a catalog several machines use (PostgreSQL); nil: the spool's
+    /// own claims (one machine, or a spool on a shared mount).
+    public let jobs: (any PhotoJobQueue)?
+    /// The photos this worker holds from the shared queue.
+    let sharedHand = SharedQueueHand()
 
     /// Opens the spool, library and catalog of `configuration` (creating them when missing).
     public convenience init(configuration: Configuration, logger: Logger) throws {
@@ -49,7 +55,11 @@ public final class Worker: Sendable {
 
     /// A worker over stores already open: any blob store and any catalog that photo
     /// processing can commit to.
-    public init(configuration: Configuration, spool: Spool, library: any BlobStore, catalog: any PictureCatalog, logger: Logger) {
+    /// With `jobs`, photos go through that shared queue: each found in `incoming/` becomes a job,
+    /// and the threads claim jobs that any machine's process admitted.
+    public init(configuration: Configuration, spool: Spool, library: any BlobStore, catalog: any PictureCatalog,
+                jobs: (any PhotoJobQueue)? = nil, logger: Logger) {
+        self.jobs = jobs
         self.configuration = configuration
         self.logger = logger
         self.spool = spool
@@ -64,6 +74,11 @@ public final class Worker: Sendable {
     /// ahead of the backlog, without waiting for a scan to find it. The spool file stays the
     /// durable record: should this process stop first, a later scan finds it.
     public func handOff(_ sourceName: String) {
+        guard jobs == nil else {
+            // Admitted by the caller already: the threads waiting for a job look again now.
+            sharedHand.wake()
+            return
+        }
         queue.offer([sourceName], urgent: [sourceName])
     }
 
@@ -75,10 +90,8 @@ public final class Worker: Sendable {
     /// Runs until stopped (or, with `once`, until `incoming/` is drained). Returns the tally.
     public func run(_ options: RunOptions) -> RunTally {
         let started = Date()
-        let swept = library.sweepTemporaries(olderThan: configuration.photoTimeoutSeconds, now: Date())
-            + FileSystem.sweepTemporaries(under: spool.root, olderThan: configuration.photoTimeoutSeconds)
-        if swept > 0 { logger.info("swept temporary files left by a killed run", metadata: ["count": "\(swept)"]) }
-        recoverAbandonedClaims()
+        sweepAndRecover()
+        if let jobs { return runShared(options, jobs: jobs, started: started) }
 
         let pool = WorkerPool()
         pool.start("worker", count: configuration.effectiveConcurrency, niceness: options.niceness, refused: { [logger] reason in
@@ -129,7 +142,19 @@ public final class Worker: Sendable {
         stopSignal.raise()
         pool.join()
         progress?.finish()
-        let tally = queue.tally
+        return finished(queue.tally, started: started)
+    }
+
+    /// Removes what killed runs left and takes back the claims of stopped workers.
+    private func sweepAndRecover() {
+        let swept = library.sweepTemporaries(olderThan: configuration.photoTimeoutSeconds, now: Date())
+            + FileSystem.sweepTemporaries(under: spool.root, olderThan: configuration.photoTimeoutSeconds)
+        if swept > 0 { logger.info("swept temporary files left by a killed run", metadata: ["count": "\(swept)"]) }
+        recoverAbandonedClaims()
+    }
+
+    /// Logs the run's tally and returns it.
+    func finished(_ tally: RunTally, started: Date) -> RunTally {
         let seconds = Date().timeIntervalSince(started)
         logger.info("run finished", metadata: [
             "added": "\(tally.added)", "duplicates": "\(tally.duplicates)", "failed": "\(tally.failed)",
@@ -139,7 +164,7 @@ public final class Worker: Sendable {
         return tally
     }
 
-    private func recoverAbandonedClaims() {
+    func recoverAbandonedClaims() {
         let recovered = spool.recover(leaseSeconds: configuration.leaseSeconds, except: identity) { path in
             (try? catalog.finishedJob(claimPath: path)) != nil
         }
@@ -197,27 +222,30 @@ public final class Worker: Sendable {
             return fail(claim, failure, attempts: attempts, started: started)
         case .done(let outcome):
             spool.complete(claim)
-            var fields: Logger.Metadata = ["file": "\(name)", "outcome": "\(outcome.label)", "ms": "\(Self.milliseconds(since: started))"]
-            switch outcome {
-            case .added(let picture, let moment):
-                fields["picture"] = "\(picture)"
-                fields["moment"] = "\(moment.map(String.init) ?? "-")"
-                logger.info("photo", metadata: fields)
-                return .added
-            case .duplicate(let picture):
-                fields["duplicate_of"] = "\(picture)"
-                logger.info("photo", metadata: fields)
-                return .duplicate
-            }
+            return logged(outcome, name: name, started: started)
+        }
+    }
+
+    /// Logs what became of a photo; returns it as a tally's result.
+    func logged(_ outcome: PhotoOutcome, name: String, started: Date) -> RunTally.Result {
+        var fields: Logger.Metadata = ["file": "\(name)", "outcome": "\(outcome.label)", "ms": "\(Self.milliseconds(since: started))"]
+        switch outcome {
+        case .added(let picture, let moment):
+            fields["picture"] = "\(picture)"
+            fields["moment"] = "\(moment.map(String.init) ?? "-")"
+            logger.info("photo", metadata: fields)
+            return .added
+        case .duplicate(let picture):
+            fields["duplicate_of"] = "\(picture)"
+            logger.info("photo", metadata: fields)
+            return .duplicate
         }
     }
 
     private func fail(_ claim: Claim, _ failure: ProcessingFailure, attempts: Int, started: Date) -> RunTally.Result {
         // A transient cause (a full disk, a busy catalog) outlasted its tries: the photo waits in
         // failed/ until someone moves it back, and the reason says so rather than promise a retry.
-        let reason = failure.isTransient
-            ? failure.reason + "; gave up after \(attempts) tries: once that is fixed, run `darkroom retry \(claim.sourceName)`"
-            : failure.reason
+        let reason = Self.failureReason(failure, attempts: attempts, sourceName: claim.sourceName)
         do {
             try spool.fail(claim, reason: reason, category: failure.category.rawValue, attempts: attempts)
         } catch {
@@ -225,18 +253,29 @@ public final class Worker: Sendable {
             logger.error("cannot move failed photo", metadata: ["file": "\(claim.sourceName)", "reason": "\(error)"])
             return .failed
         }
-        let now = Date()
-        let job = JobRecord(sourceName: claim.sourceName, claimPath: claim.path, sha256: nil, outcome: .failed,
-                            pictureId: nil, attempts: attempts, error: reason, sidecarJson: nil,
-                            worker: claim.worker, startedAt: started.timeIntervalSince1970, finishedAt: now.timeIntervalSince1970,
-                            failureCategory: failure.category)
-        try? catalog.recordFailure(job)
+        try? catalog.recordFailure(Self.failedJob(claim, reason: reason, category: failure.category, attempts: attempts, started: started))
         logger.warning("photo", metadata: ["file": "\(claim.sourceName)", "outcome": "failed", "reason": "\(reason)",
                                            "category": "\(failure.category.rawValue)", "ms": "\(Self.milliseconds(since: started))"])
         return .failed
     }
 
-    private static func milliseconds(since start: Date) -> Int {
+    /// The reason recorded for a photo that failed: a transient cause (a full disk, a busy
+    /// catalog) that outlasted its tries says so rather than promise a retry.
+    static func failureReason(_ failure: ProcessingFailure, attempts: Int, sourceName: String) -> String {
+        failure.isTransient
+            ? failure.reason + "; gave up after \(attempts) tries: once that is fixed, run `darkroom retry \(sourceName)`"
+            : failure.reason
+    }
+
+    /// The job row of a photo that failed.
+    static func failedJob(_ claim: Claim, reason: String, category: FailureCategory, attempts: Int, started: Date) -> JobRecord {
+        JobRecord(sourceName: claim.sourceName, claimPath: claim.path, sha256: nil, outcome: .failed,
+                  pictureId: nil, attempts: attempts, error: reason, sidecarJson: nil,
+                  worker: claim.worker, startedAt: started.timeIntervalSince1970, finishedAt: Date().timeIntervalSince1970,
+                  failureCategory: category)
+    }
+
+    static func milliseconds(since start: Date) -> Int {
         Int(Date().timeIntervalSince(start) * 1000)
     }
 }

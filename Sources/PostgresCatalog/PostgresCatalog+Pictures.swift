@@ -10,7 +10,14 @@ extension PostgresCatalog: PictureCatalog {
     /// a picture (a worker on another machine may have committed them a moment ago), the job
     /// as a duplicate.
     public func commitPicture(_ picture: PictureRecord, variants: [VariantRecord], job: JobRecord) throws(CatalogError) -> CommitOutcome {
+        try commitPicture(picture, variants: variants, job: job, completing: nil)
+    }
+
+    /// The commit, completing a queue job in the same transaction when `completing` is given.
+    func commitPicture(_ picture: PictureRecord, variants: [VariantRecord], job: JobRecord,
+                       completing photo: QueuedPhoto?) throws(CatalogError) -> CommitOutcome {
         try write { session in
+            try Self.complete(photo, session)
             var job = job
             if let existing = try session.value("SELECT id FROM pictures WHERE sha256 = \(picture.sha256)", as: Int64.self) {
                 job.outcome = .duplicate
@@ -44,7 +51,12 @@ extension PostgresCatalog: PictureCatalog {
 
     /// Records a photo whose bytes are already a picture.
     public func recordDuplicate(_ job: JobRecord, of pictureId: Int64) throws(CatalogError) {
+        try recordDuplicate(job, of: pictureId, completing: nil)
+    }
+
+    func recordDuplicate(_ job: JobRecord, of pictureId: Int64, completing photo: QueuedPhoto?) throws(CatalogError) {
         try write { session in
+            try Self.complete(photo, session)
             var job = job
             job.outcome = .duplicate
             job.pictureId = pictureId
@@ -54,7 +66,14 @@ extension PostgresCatalog: PictureCatalog {
 
     /// Records a photo that could not be processed.
     public func recordFailure(_ job: JobRecord) throws(CatalogError) {
+        try recordFailure(job, completing: nil)
+    }
+
+    /// With `completing`, the queue job fails for good with the same reason (the worker has
+    /// already tried again what could pass).
+    func recordFailure(_ job: JobRecord, completing photo: QueuedPhoto?) throws(CatalogError) {
         try write { session in
+            try Self.complete(photo, session, failure: job.error ?? "failed")
             var job = job
             job.outcome = .failed
             try Self.insert(job, into: "jobs", session)

@@ -1,3 +1,4 @@
+import PostgresQueue
 import PostgresStore
 
 /// The catalog's tables in PostgreSQL: the same tables, columns and meanings as the SQLite
@@ -183,5 +184,7 @@ enum PostgresCatalogSchema {
             """,
             "CREATE INDEX outbox_pending ON outbox (id) WHERE delivered_at IS NULL",
         ]),
+        // The shared queue of photo jobs (the queue's own migrations, by the same names).
+    ] + JobQueue.migrations.map { .init($0.name, $0.statements) } + [
     ])
 }

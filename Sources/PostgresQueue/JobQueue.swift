@@ -39,8 +39,9 @@ public final class JobQueue: Sendable {
     private let runner: Task<Void, Never>
     public let logger: Logger
 
-    /// The migrations, applied in order, each once, by name.
-    static let migrations: [(name: String, statements: [String])] = [
+    /// The migrations, applied in order, each once, by name (the PostgreSQL catalog applies
+    /// them too, so that its workers share this table).
+    public static let migrations: [(name: String, statements: [String])] = [
         ("v1-queue-jobs", [
             """
             CREATE TABLE queue_jobs (
@@ -60,6 +61,11 @@ public final class JobQueue: Sendable {
             """,
             "CREATE INDEX queue_jobs_ready ON queue_jobs (lane, run_after, id) WHERE state = 'queued'",
             "CREATE INDEX queue_jobs_leases ON queue_jobs (lease_expires_at) WHERE state = 'running'",
+        ]),
+        // A photo's job is keyed by its file under the spool's `queued/`: recording the same
+        // file again (a reconciliation after a crash) adds nothing.
+        ("v2-queue-photo-files", [
+            "CREATE UNIQUE INDEX queue_jobs_photo_files ON queue_jobs (payload) WHERE kind = 'photo'",
         ]),
     ]
 

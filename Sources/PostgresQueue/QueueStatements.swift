@@ -78,3 +78,13 @@ enum QueueStatements {
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int64.self) }
     }
 }
+
+/// The queue's statements as text, for callers that run them on connections of their own (the
+/// catalog's workers, through its blocking pool): the same claim, renewal and completion.
+/// Parameters: claim ($1 owner, $2 lease seconds); renew ($1 lease seconds, $2 id, $3 owner);
+/// complete ($1 id, $2 owner).
+public enum QueueSQL {
+    public static let claim = QueueStatements.Claim.sql
+    public static let renew = QueueStatements.Renew.sql
+    public static let complete = QueueStatements.Complete.sql
+}

@@ -43,6 +43,15 @@ enum CatalogChoice {
         }
     }
 
+    /// The shared job queue that a catalog used by several machines holds (PostgreSQL); nil for
+    /// SQLite, whose workers claim from the spool itself.
+    var jobs: (any PhotoJobQueue)? {
+        switch self {
+        case .sqlite: nil
+        case .postgres(let catalog): catalog
+        }
+    }
+
     /// The catalog, whichever store it is in.
     var store: any CatalogStore {
         switch self {

@@ -59,7 +59,7 @@ struct Run: ParsableCommand {
             worker = Worker(configuration: configuration,
                             spool: try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds),
                             library: try Library(root: configuration.libraryRoot, backupRoot: configuration.backupDir),
-                            catalog: catalog.store, logger: logger)
+                            catalog: catalog.store, jobs: catalog.jobs, logger: logger)
         } catch let error as ValidationError {
             throw error
         } catch {

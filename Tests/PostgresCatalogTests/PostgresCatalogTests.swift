@@ -80,7 +80,9 @@ struct PostgresCatalogTests {
         let first = try PostgresCatalog(location: location)
         let second = try PostgresCatalog(location: location)
         defer { first.close(); second.close() }
-        #expect(try second.appliedMigrations() == ["catalog-v1-pictures-moments-jobs-outbox"])
+        let names = PostgresCatalogSchema.migrations.migrations.map(\.name)
+        #expect(names.starts(with: ["catalog-v1-pictures-moments-jobs-outbox", "v1-queue-jobs", "v2-queue-photo-files"]))
+        #expect(try second.appliedMigrations() == names)
     }
 
     @Test("a committed picture reads back as it was written, with its variants, job and outbox event; the same bytes again are a duplicate")

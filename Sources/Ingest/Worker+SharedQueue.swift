@@ -1,0 +1,230 @@
+import Catalog
+import Failures
+import Foundation
+import Logging
+import Storage
+
+/// `darkroom run` over a shared job queue (the catalog in PostgreSQL, workers on several
+/// machines, the spool on storage every machine reaches):
+/// - the scanning thread admits each ready photo of `incoming/`: one `rename` into its own
+///   folder under `queued/` (only one process anywhere wins it), then its job row;
+/// - the processing threads claim jobs from the queue, whichever machine admitted them, under
+///   a lease the renewer moves on; a machine that dies lets its leases lapse, and another
+///   takes the photos over;
+/// - a photo's commit completes its job in the same transaction, only while the lease is the
+///   committer's: a photo is a picture once, whoever else worked on it;
+/// - a failure is recorded in the catalog first, then the photo moves to `failed/`;
+/// - a reconciliation mends what a kill between two of these steps left: a queued file with
+///   no job gets one; a file whose job is done is removed; one whose job failed goes to `failed/`.
+extension Worker {
+    func runShared(_ options: RunOptions, jobs: any PhotoJobQueue, started: Date) -> RunTally {
+        let hand = sharedHand
+        let pool = WorkerPool()
+        pool.start("worker", count: configuration.effectiveConcurrency, niceness: options.niceness, refused: { [logger] reason in
+            logger.warning("cannot lower the workers' CPU priority", metadata: ["reason": "\(reason)"])
+        }) { [self] _ in
+            self.claimLoop(jobs, hand)
+        }
+        pool.startOne("lease-renewer") { [self] in self.renewSharedLeases(jobs, hand) }
+        let watcher = options.once ? nil : SpoolWatcher(directory: spool.incoming, wake: stopSignal)
+        let progress = options.progress ? ProgressBar(start: started) : nil
+        var lastReconciliation = Date.distantPast
+        var lastRetry = Date()
+
+        while !stopSignal.isRaised {
+            let scan = spool.scan()
+            admit(scan.ready, urgent: scan.urgent, jobs, hand)
+            if Date().timeIntervalSince(lastReconciliation) > configuration.leaseSeconds / 2 {
+                reconcileQueued(jobs)
+                recoverAbandonedClaims()
+                lastReconciliation = Date()
+            }
+            let depth = try? jobs.photoQueueDepth()
+            progress?.draw(hand.snapshot, waiting: (depth?.claimable ?? 0) + scan.settling)
+            if options.once, scan.ready.isEmpty, scan.settling == 0, hand.inHand.isEmpty, let depth, depth.claimable == 0 {
+                // One last look: a photo may have arrived, or been admitted elsewhere, meanwhile.
+                let again = spool.scan()
+                if again.ready.isEmpty, again.settling == 0, hand.inHand.isEmpty, (try? jobs.photoQueueDepth().claimable) == 0 { break }
+                continue
+            }
+            if Date().timeIntervalSince(lastRetry) > configuration.scanIntervalSeconds {
+                for name in spool.retryChanged() {
+                    logger.notice("trying again a failed photo that changed since it failed", metadata: ["file": "\(name)"])
+                }
+                lastRetry = Date()
+            }
+            let recheck = min(scan.recheckIn ?? .infinity, configuration.scanIntervalSeconds, progress == nil ? .infinity : 0.5)
+            if let watcher {
+                watcher.wait(timeout: recheck)
+            } else {
+                hand.waitForWork(timeout: min(0.25, recheck))
+            }
+        }
+        if stopSignal.isRaised { logger.info("stopping: finishing the photos in hand") }
+        stopSignal.raise()
+        hand.wake()
+        pool.join()
+        progress?.finish()
+        return finished(hand.snapshot, started: started)
+    }
+
+    /// Admits photos found ready in `incoming/`: each into `queued/`, then its job (urgent ones,
+    /// the uploads, in the urgent lane). A photo another process took first is passed over.
+    func admit(_ names: [String], urgent: Set<String>, _ jobs: any PhotoJobQueue, _ hand: SharedQueueHand) {
+        for name in names where !stopSignal.isRaised {
+            // A writer that stalled past the settle time still holds its file open: it is waited for.
+            if FileSystem.isOpenForWriting(spool.incoming + "/" + name) == true { continue }
+            do {
+                guard let file = try spool.admit(name) else { continue }
+                spool.clearUrgent(name)
+                try jobs.admitPhoto(file: file, urgent: urgent.contains(name))
+                hand.wake()
+            } catch {
+                // The photo is in `incoming/` still, or in `queued/` without its job, which the
+                // next reconciliation records.
+                logger.error("cannot queue photo", metadata: ["file": "\(name)", "reason": "\(error)"])
+            }
+        }
+    }
+
+    /// Takes jobs from the shared queue and processes them until the worker stops.
+    private func claimLoop(_ jobs: any PhotoJobQueue, _ hand: SharedQueueHand) {
+        var reported = false
+        while !stopSignal.isRaised {
+            let photo: QueuedPhoto?
+            do {
+                photo = try jobs.claimPhoto(owner: identity.name, leaseSeconds: configuration.leaseSeconds)
+                reported = false
+            } catch {
+                if !reported { logger.error("cannot claim from the job queue", metadata: ["reason": "\(error)"]) }
+                reported = true
+                hand.waitForWork(timeout: 1)
+                continue
+            }
+            guard let photo else {
+                hand.waitForWork(timeout: Self.claimPollSeconds)
+                continue
+            }
+            hand.holding(photo)
+            hand.finished(photo, handleQueued(photo, jobs))
+        }
+    }
+
+    /// How often an idle thread asks the queue for a job admitted on another machine.
+    static let claimPollSeconds = 0.25
+
+    /// Moves the leases of the photos in hand on, and keeps their files looking alive to other
+    /// machines' reconciliations.
+    private func renewSharedLeases(_ jobs: any PhotoJobQueue, _ hand: SharedQueueHand) {
+        while !stopSignal.isRaised {
+            stopSignal.sleep(configuration.leaseSeconds / 3)
+            for photo in hand.inHand {
+                spool.renewQueued(photo.file)
+                if (try? jobs.renew(photo, leaseSeconds: configuration.leaseSeconds)) == false {
+                    logger.warning("lost the lease of a photo in hand; another worker has it", metadata: ["file": "\(photo.sourceName)"])
+                }
+            }
+        }
+    }
+
+    /// Processes one claimed photo and completes its job with the outcome.
+    private func handleQueued(_ photo: QueuedPhoto, _ jobs: any PhotoJobQueue) -> RunTally.Result {
+        let started = Date()
+        let claim = spool.queuedClaim(photo.file, sourceName: photo.sourceName, worker: identity.name, recoveries: photo.attempts - 1)
+        let catalog = jobs.completing(photo)
+        guard let entry = FileSystem.entryStatus(claim.path) else {
+            // Its bytes are gone from the shared storage (removed by hand, or a rename the file
+            // system lost in a crash): nothing to process, and nothing to move.
+            let reason = "its file is gone from the spool's queued/ (\(photo.file)); send the photo again"
+            return failQueued(claim, photo, catalog, ProcessingFailure.permanent(reason, .storage), attempts: photo.attempts, started: started)
+        }
+        if let refusal = entry.kind.refusal {
+            return failQueued(claim, photo, catalog, ProcessingFailure.permanent(refusal, .badInput), attempts: 1, started: started)
+        }
+        if claim.recoveries > configuration.maxRecoveries {
+            let reason = "a worker stopped while processing this photo \(claim.recoveries) times; it may crash the decoder; check the file"
+            return failQueued(claim, photo, catalog, ProcessingFailure.permanent(reason, .crashed), attempts: claim.recoveries, started: started)
+        }
+        let processor = PhotoProcessor(configuration: configuration, library: library, catalog: catalog, budget: processor.budget)
+        let tries = processor.withRetries(started: started, stop: stopSignal, failWhenStopped: false, retrying: { failure, attempt, delay in
+            logger.warning("retrying after a transient failure", metadata: [
+                "file": "\(photo.sourceName)", "attempt": "\(attempt)", "delay_s": "\(delay)", "reason": "\(failure.reason)"])
+        }) { attempt, deadline in
+            try processor.process(claim, attempt: attempt, deadline: deadline, startedAt: started)
+        }
+        switch tries {
+        case .failed(let failure, let attempts):
+            return failQueued(claim, photo, catalog, failure, attempts: attempts, started: started)
+        case .stopped:
+            // Stopping with a transient failure in hand: the job stays the queue's, and its lease
+            // lapses for a worker that is not stopping.
+            return .lost
+        case .done(let outcome):
+            spool.consumeQueued(photo.file)
+            return logged(outcome, name: photo.sourceName, started: started)
+        }
+    }
+
+    /// Records a failure in the catalog (which fails the job, while the lease is still this
+    /// worker's), then moves the photo to `failed/` with its reason. A lost lease leaves the
+    /// photo to the worker that took it over.
+    private func failQueued(_ claim: Claim, _ photo: QueuedPhoto, _ catalog: any PictureCatalog, _ failure: ProcessingFailure,
+                            attempts: Int, started: Date) -> RunTally.Result {
+        let reason = Self.failureReason(failure, attempts: attempts, sourceName: claim.sourceName)
+        do {
+            try catalog.recordFailure(Self.failedJob(claim, reason: reason, category: failure.category, attempts: attempts, started: started))
+        } catch CatalogError.leaseLost {
+            logger.notice("another worker took this photo over; leaving it to it", metadata: ["file": "\(photo.sourceName)"])
+            return .lost
+        } catch {
+            // Not recorded: the job's lease lapses and the photo is tried again.
+            logger.error("cannot record a failed photo", metadata: ["file": "\(photo.sourceName)", "reason": "\(error)"])
+            return .lost
+        }
+        if FileSystem.entryStatus(claim.path) != nil {
+            do {
+                try spool.failQueued(claim, reason: reason, category: failure.category.rawValue, attempts: attempts)
+            } catch {
+                // The job is failed: the next reconciliation moves the file.
+                logger.error("cannot move failed photo", metadata: ["file": "\(photo.sourceName)", "reason": "\(error)"])
+            }
+        }
+        logger.warning("photo", metadata: ["file": "\(photo.sourceName)", "outcome": "failed", "reason": "\(reason)",
+                                           "category": "\(failure.category.rawValue)", "ms": "\(Self.milliseconds(since: started))"])
+        return .failed
+    }
+
+    /// Mends what a process killed between two steps left under `queued/` (files quiet for a
+    /// lease, so never one a live worker holds: its renewer keeps it fresh): a file with no job
+    /// gets its job; a file whose job is done is removed; one whose job failed goes to `failed/`.
+    func reconcileQueued(_ jobs: any PhotoJobQueue) {
+        let files = spool.queuedFiles(quietFor: configuration.leaseSeconds)
+        guard !files.isEmpty else { return }
+        let states: [String: QueuedPhotoState]
+        do {
+            states = try jobs.photoStates(files: files)
+        } catch {
+            logger.error("cannot read the job queue to reconcile queued/", metadata: ["reason": "\(error)"])
+            return
+        }
+        for file in files {
+            let name = QueuedPhoto(jobId: 0, file: file, attempts: 0, owner: "").sourceName
+            switch states[file] {
+            case nil:
+                guard (try? jobs.admitPhoto(file: file, urgent: false)) != nil else { continue }
+                logger.notice("queued a photo whose job was never recorded", metadata: ["file": "\(name)"])
+            case .done?:
+                spool.consumeQueued(file)
+                logger.info("removed a committed photo left in queued/", metadata: ["file": "\(name)"])
+            case .failed(let reason)?:
+                let claim = spool.queuedClaim(file, sourceName: name, worker: identity.name, recoveries: 0)
+                let job = try? catalog.latestJob(claimPath: claim.path)
+                _ = try? spool.failQueued(claim, reason: reason ?? job?.error ?? "failed", category: job?.failureCategory ?? FailureCategory.internal.rawValue,
+                                          attempts: job?.attempts ?? 1)
+                logger.notice("moved a failed photo left in queued/ to failed/", metadata: ["file": "\(name)"])
+            case .waiting?:
+                continue
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The spool's `queued/`: where a photo waits once the shared queue (a PostgreSQL catalog) has
+/// a job for it. Each photo has a folder of its own, `queued/TOKEN/NAME` (and its sidecar
+/// `NAME.json`), whose random token makes the place unique for ever: the job is keyed by it, so
+/// a later photo of the same name is never taken for an earlier one.
+///
+/// The file moves in by one `rename` from `incoming/`, which only one process on any machine
+/// can win; the job row follows. Should the process die in between, `queuedFiles` lists the
+/// file and the next reconciliation records its job.
+extension Spool {
+    public var queued: String { root + "/queued" }
+
+    /// Moves a ready photo (then its sidecar) from `incoming/` into a new folder under
+    /// `queued/`. Returns its place there (`TOKEN/NAME`), or nil when another process took it first.
+    public func admit(_ sourceName: String) throws(FileSystemError) -> String? {
+        var token = ""
+        for _ in 0..<16 { token.append(String(UInt8.random(in: 0...15), radix: 16)) }
+        let file = token + "/" + sourceName
+        let destination = queued + "/" + file
+        try FileSystem.makeDirectories((destination as NSString).deletingLastPathComponent)
+        let source = incoming + "/" + sourceName
+        guard rename(source, destination) == 0 else {
+            let error = FileSystemError.current("queue", source)
+            removeEmptyQueuedParents(of: destination)
+            if error.code == ENOENT { return nil }
+            throw error
+        }
+        _ = rename(source + ".json", destination + ".json")
+        return file
+    }
+
+    /// The claim through which a queued photo is processed, like a spool claim: its file, its
+    /// sidecar when there is one, and how often a worker died on it before.
+    public func queuedClaim(_ file: String, sourceName: String, worker: String, recoveries: Int) -> Claim {
+        let path = queued + "/" + file
+        let sidecar = FileSystem.status(path + ".json") != nil ? path + ".json" : nil
+        return Claim(sourceName: sourceName, path: path, sidecarPath: sidecar, worker: worker, recoveries: recoveries)
+    }
+
+    /// Marks a queued photo in hand as alive (its change time, as a spool claim's lease), so that
+    /// no reconciliation on another machine takes it for one left behind.
+    public func renewQueued(_ file: String) {
+        Self.markLeased(queued + "/" + file)
+    }
+
+    /// Removes a queued photo whose result the catalog has committed, with its folder.
+    public func consumeQueued(_ file: String) {
+        let path = queued + "/" + file
+        unlink(path)
+        unlink(path + ".json")
+        removeEmptyQueuedParents(of: path)
+    }
+
+    /// Moves a queued photo that cannot be processed into `failed/` with its reason, as a
+    /// spool claim is (see `fail`), and removes its folder.
+    @discardableResult
+    public func failQueued(_ claim: Claim, reason: String, category: String, attempts: Int) throws(FileSystemError) -> String {
+        let placed = try fail(claim, reason: reason, category: category, attempts: attempts)
+        removeEmptyQueuedParents(of: claim.path)
+        return placed
+    }
+
+    /// The photos under `queued/` (not their sidecars), each as `TOKEN/NAME`, whose folder has
+    /// not changed for `quietSeconds`: those a reconciliation looks at.
+    public func queuedFiles(quietFor quietSeconds: Double, now: Date = Date()) -> [String] {
+        guard let tokens = try? FileManager.default.contentsOfDirectory(atPath: queued) else { return [] }
+        var files: [String] = []
+        for token in tokens.sorted() where !token.hasPrefix(".") {
+            guard let walker = FileManager.default.enumerator(atPath: queued + "/" + token) else { continue }
+            while let relative = walker.nextObject() as? String {
+                let path = queued + "/" + token + "/" + relative
+                guard !relative.hasSuffix(".json"), let status = FileSystem.entryStatus(path), status.kind != .directory,
+                      now.timeIntervalSince1970 - status.changed >= quietSeconds else { continue }
+                files.append(token + "/" + relative)
+            }
+        }
+        return files
+    }
+
+    /// How many photos wait under `queued/`.
+    public func queuedCount() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: queued))?.count ?? 0
+    }
+
+    private func removeEmptyQueuedParents(of path: String) {
+        var directory = (path as NSString).deletingLastPathComponent
+        while directory.count > queued.count, directory.hasPrefix(queued + "/") {
+            guard rmdir(directory) == 0 else { return }
+            directory = (directory as NSString).deletingLastPathComponent
+        }
+    }
+}
