@@ -208,7 +208,7 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "HTTPServiceTests", dependencies: [
-            "HTTPService", "Catalog", "Failures", "Ingest", "ServiceSettings", "Settings", "Storage",
+            "HTTPService", "Catalog", "Failures", "Ingest", "ServiceSettings", "Settings", "Storage", "PostgresCatalog", "PostgresHarness",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),

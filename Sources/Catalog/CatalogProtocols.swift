@@ -58,6 +58,12 @@ public protocol CatalogStore: PictureCatalog {
     func picture(id: Int64) throws(CatalogError) -> PictureRecord?
     /// The variants of one picture.
     func variants(ofPicture id: Int64) throws(CatalogError) -> [VariantRecord]
+    /// The latest job of a photo that arrived under any of these spool names (an upload's status).
+    func latestJob(sourceNames: [String]) throws(CatalogError) -> JobRecord?
+    /// Throws when the catalog cannot be read (a readiness probe).
+    func checkReachable() throws(CatalogError)
+    /// Outcome and failure counts of every job, with a histogram of their durations.
+    func jobFigures(durationBoundsMs: [Double]) throws(CatalogError) -> JobFigures
 }
 
 extension Catalog: CatalogStore {}
@@ -117,4 +123,7 @@ public protocol PhotoJobQueue: Sendable {
     func photoStates(files: [String]) throws(CatalogError) -> [String: QueuedPhotoState]
     /// Photos a worker could claim now (waiting, or held under a lapsed lease), and photos held.
     func photoQueueDepth() throws(CatalogError) -> (claimable: Int, held: Int)
+    /// Whether a photo that arrived under any of these names waits for a worker (false) or is
+    /// held by one (true); nil when none of them has an unfinished job (an upload's status).
+    func isPhotoHeld(sourceNames: [String]) throws(CatalogError) -> Bool?
 }

@@ -15,6 +15,14 @@ public struct JobFigures: Sendable, Equatable {
     public var count: Int
     /// Their durations added up, in milliseconds.
     public var durationSumMs: Double
+
+    public init(outcomes: [JobRecord.Outcome: Int], failureCategories: [String: Int], durationBuckets: [Int], count: Int, durationSumMs: Double) {
+        self.outcomes = outcomes
+        self.failureCategories = failureCategories
+        self.durationBuckets = durationBuckets
+        self.count = count
+        self.durationSumMs = durationSumMs
+    }
 }
 
 extension JobFigures {
@@ -88,10 +96,13 @@ public final class JobTally: Sendable {
         state = Mutex((JobFigures(bucketCount: boundsMs.count), 0))
     }
 
-    /// Every job of `catalog` so far: the figures of the last call plus those of the jobs added since.
-    public func figures(of catalog: Catalog) throws(CatalogError) -> JobFigures {
+    /// Every job of `catalog` so far: the figures of the last call plus those of the jobs added
+    /// since. A store with several writers at once (PostgreSQL) commits ids out of order, so that
+    /// "the ids above the last one counted" may miss a job: it is counted whole each time.
+    public func figures(of store: any CatalogStore) throws(CatalogError) -> JobFigures {
+        guard let catalog = store as? Catalog else { return try store.jobFigures(durationBoundsMs: boundsMs) }
         // One reader at a time, so that no range of ids is counted twice.
-        try state.withLock { (state) throws(CatalogError) -> JobFigures in
+        return try state.withLock { (state) throws(CatalogError) -> JobFigures in
             let afterId = state.lastId
             let bounds = boundsMs
             let added = try catalog.read { db in try JobRecord.figures(durationBoundsMs: bounds, afterId: afterId, in: db) }

@@ -52,39 +52,59 @@ public final class APIServer: Sendable {
     /// Delivers the outbox to `webhooks.urls`; nil when none is configured.
     let dispatcher: WebhookDispatcher?
 
-    /// Opens the spool, library and catalog of `configuration` (and the workers, with
+    /// Opens the spool, library and SQLite catalog of `configuration` (and the workers, with
     /// `runWorkers`). Throws `ServeError.noToken` when neither `server.token` nor
     /// `DARKROOM_API_TOKEN` gives a token.
-    public init(configuration: Configuration, runWorkers: Bool, logger: Logger,
-                environment variables: [String: String] = ProcessInfo.processInfo.environment) throws(ServeError) {
+    public convenience init(configuration: Configuration, runWorkers: Bool, logger: Logger,
+                            environment variables: [String: String] = ProcessInfo.processInfo.environment) throws(ServeError) {
+        let catalog: Catalog
+        do {
+            catalog = try Catalog(path: configuration.catalogPath, momentRules: configuration.moments)
+        } catch {
+            throw .cannotOpen("\(error)")
+        }
+        try self.init(configuration: configuration, catalog: catalog, jobs: nil, runWorkers: runWorkers, logger: logger,
+                      environment: variables)
+    }
+
+    /// Serves a catalog already open, SQLite or PostgreSQL. With `jobs` (a catalog several
+    /// machines share), an accepted upload becomes a job of that queue at once, and the
+    /// workers claim from it.
+    public init(configuration: Configuration, catalog: any CatalogStore, jobs: (any PhotoJobQueue)?, runWorkers: Bool,
+                logger: Logger, environment variables: [String: String] = ProcessInfo.processInfo.environment) throws(ServeError) {
         guard let token = configuration.server.resolvedToken(environment: variables) else { throw .noToken }
         self.configuration = configuration
         self.token = token
         let spool: Spool
-        let catalog: Catalog
         do {
             spool = try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds)
-            catalog = try Catalog(path: configuration.catalogPath, momentRules: configuration.moments)
             worker = runWorkers
                 ? Worker(configuration: configuration, spool: spool,
                          library: try Library(root: configuration.libraryRoot, backupRoot: configuration.backupDir),
-                         catalog: catalog, logger: logger)
+                         catalog: catalog, jobs: jobs, logger: logger)
                 : nil
         } catch {
             throw .cannotOpen("\(error)")
         }
         var handOff: (@Sendable (String) -> Void)?
         if let inProcess = worker { handOff = { name in inProcess.handOff(name) } }
-        environment = ServiceEnvironment(configuration: configuration, spool: spool, catalog: catalog, metrics: ServiceMetrics(),
+        environment = ServiceEnvironment(configuration: configuration, spool: spool, catalog: catalog, jobs: jobs, metrics: ServiceMetrics(),
                                          threadPool: .singleton,
                                          uploadWriters: NIOThreadPool(numberOfThreads: configuration.server.uploadThreads),
                                          logger: logger, redaction: Redaction(configuration: configuration),
                                          handOff: handOff)
         do {
-            dispatcher = configuration.webhooks.urls.isEmpty ? nil
-                : try WebhookDispatcher(settings: configuration.webhooks, catalog: catalog, logger: logger, environment: variables)
+            if configuration.webhooks.urls.isEmpty {
+                dispatcher = nil
+            } else if let sqlite = catalog as? Catalog {
+                dispatcher = try WebhookDispatcher(settings: configuration.webhooks, catalog: sqlite, logger: logger, environment: variables)
+            } else {
+                throw ServeError.webhooks("not yet delivered from a PostgreSQL catalog: empty webhooks.urls, or use the SQLite catalog")
+            }
+        } catch let error as ServeError {
+            throw error
         } catch {
-            throw .webhooks(error.description)
+            throw .webhooks("\(error)")
         }
     }
 

@@ -13,8 +13,10 @@ struct ServiceEnvironment: Sendable {
     let configuration: Configuration
     /// Where uploads go.
     let spool: Spool
-    /// What the read API reads.
-    let catalog: Catalog
+    /// What the read API reads: SQLite or PostgreSQL.
+    let catalog: any CatalogStore
+    /// The shared job queue of a catalog several machines use; nil: the spool's own claims.
+    let jobs: (any PhotoJobQueue)?
     /// The counters of `/metrics`.
     let metrics: ServiceMetrics
     /// Where blocking work runs.

@@ -54,7 +54,7 @@ public final class ServiceMetrics: Sendable {
     }
 
     /// The Prometheus text exposition (version 0.0.4): these counters plus figures read from the catalog and spool.
-    public func render(catalog: Catalog, spool: Spool) -> String {
+    public func render(catalog: any CatalogStore, spool: Spool) -> String {
         let snapshot = state.withLock { $0 }
         var out = Exposition()
         out.family("darkroom_build_info", .gauge, "The running build: its version and source commit, as `darkroom version` prints them.")
@@ -84,12 +84,12 @@ public final class ServiceMetrics: Sendable {
     }
 
     /// The figures read from the catalog, or `darkroom_catalog_up 0` alone when it cannot be read.
-    private func renderCatalog(_ catalog: Catalog, into out: inout Exposition) {
+    private func renderCatalog(_ catalog: any CatalogStore, into out: inout Exposition) {
         let jobs: JobFigures
         let webhooks: WebhookStatistics
         do {
             jobs = try jobTally.figures(of: catalog)
-            webhooks = try WebhookDispatcher.statistics(catalog: catalog)
+            webhooks = try (catalog as? Catalog).map { catalog throws(CatalogError) in try catalog.webhookStatistics() } ?? WebhookStatistics(delivered: 0, failedAttempts: 0, pending: 0, oldestPendingAge: nil)
         } catch {
             out.family("darkroom_catalog_up", .gauge, "Whether the catalog could be read for these metrics.")
             out.sample("darkroom_catalog_up", [:], 0)

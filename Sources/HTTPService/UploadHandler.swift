@@ -32,6 +32,22 @@ struct UploadHandler: Sendable {
         } else {
             try await acceptStreamed(request, id: id)
         }
+        if let jobs = environment.jobs {
+            // A job of the shared queue at once, in the urgent lane: a worker on any machine
+            // may take it. Should this fail, the photo is durable in the spool all the same, and
+            // a worker's scan (or reconciliation) queues it.
+            let spool = environment.spool
+            do {
+                try await environment.blocking {
+                    guard let file = try spool.admit(name) else { return }
+                    spool.clearUrgent(name)
+                    try jobs.admitPhoto(file: file, urgent: true)
+                }
+            } catch {
+                environment.logger.warning("upload accepted but not yet queued; a worker's scan queues it",
+                                           metadata: ["upload": "\(id)", "file": "\(name)", "reason": "\(error)"])
+            }
+        }
         // Straight to this process's workers, ahead of any backlog: no scan to wait for.
         environment.handOff?(name)
         environment.metrics.recordUploadAccepted(bytes: bytes, seconds: started.secondsElapsed)
@@ -267,6 +283,11 @@ struct UploadHandler: Sendable {
                 return state
             case nil: continue
             }
+        }
+        // Between `incoming/` and its commit, a photo of the shared queue is a job there.
+        if let held = try environment.jobs?.isPhotoHeld(sourceNames: names) {
+            state.status = held ? .processing : .queued
+            return state
         }
         guard let job = try environment.catalog.latestJob(sourceNames: names) else { return nil }
         switch job.outcome {

@@ -185,13 +185,21 @@ extension PostgresCatalog: CatalogStore {
     }
 
     /// The next positive id of a table: the backend's range (the worker's own ids are negative).
+    /// One above the highest id in range; when that would leave the range (an id near 2^53 - 1
+    /// was declared), the lowest free one, as in the SQLite catalog.
     private static func nextBackendId(in table: String, _ session: PostgresSession) throws -> Int64 {
         let range = Declaration.backendIds
         let highest = try session.value(PostgresQuery(unsafeSQL: "SELECT MAX(id) FROM \(table) WHERE id BETWEEN 1 AND \(range.upperBound)"),
                                         as: Int64.self) ?? 0
-        guard highest < range.upperBound else {
-            throw CatalogError.refused("no free id above the highest in \(table); give one explicitly")
+        if highest < range.upperBound { return highest + 1 }
+        let lowestFree = try session.value(PostgresQuery(unsafeSQL: """
+            SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM \(table) WHERE id = 1) THEN 1 ELSE (
+                SELECT MIN(t.id) + 1 FROM \(table) t WHERE t.id BETWEEN 1 AND \(range.upperBound - 1)
+                  AND NOT EXISTS (SELECT 1 FROM \(table) u WHERE u.id = t.id + 1)) END
+            """), as: Int64.self)
+        guard let lowestFree, range.contains(lowestFree) else {
+            throw CatalogError.refused("no free id is left in \(table) (1 to \(range.upperBound)); give one explicitly")
         }
-        return highest + 1
+        return lowestFree
     }
 }

@@ -77,6 +77,17 @@ extension PostgresCatalog: PhotoJobQueue {
         }
     }
 
+    public func isPhotoHeld(sourceNames: [String]) throws(CatalogError) -> Bool? {
+        // The place under queued/ is TOKEN/NAME with a token of 16 characters.
+        try readOne { session in
+            try session.values("""
+                SELECT state = 'running' FROM queue_jobs
+                WHERE kind = 'photo' AND state IN ('queued', 'running') AND substr(payload, 18) = ANY(\(sourceNames))
+                ORDER BY id DESC LIMIT 1
+                """, as: Bool.self).first
+        }
+    }
+
     /// Completes `photo`'s job in the caller's transaction (done, or failed with `failure`);
     /// throws `leaseLost` when the job is no longer the photo's holder's, which rolls back
     /// everything the transaction did. Nothing when there is no queue job.

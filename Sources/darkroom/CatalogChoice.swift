@@ -12,11 +12,13 @@ enum CatalogChoice {
     case postgres(PostgresCatalog)
 
     /// Opens (creating and migrating when needed) the configured catalog.
-    static func open(_ configuration: Configuration) throws -> CatalogChoice {
+    /// `extraConnections`: PostgreSQL connections beyond one per worker thread, for the
+    /// process's other threads (the renewer, the scan, an HTTP server's handlers).
+    static func open(_ configuration: Configuration, extraConnections: Int = 2) throws -> CatalogChoice {
         if let url = configuration.effectiveCatalogURL() {
             do {
                 return .postgres(try PostgresCatalog(url: url, momentRules: configuration.moments,
-                                                     maximumConnections: configuration.effectiveConcurrency + 2))
+                                                     maximumConnections: configuration.effectiveConcurrency + extraConnections))
             } catch {
                 throw ValidationError("cannot open the PostgreSQL catalog: \(error)")
             }

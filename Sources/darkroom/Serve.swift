@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import HTTPService
 import Logging
 import Terminal
@@ -67,15 +68,17 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         var configuration = try options.load()
-        try CatalogChoice.refusePostgres(configuration, command: "serve")
         if let host { configuration.server.host = host }
         if let port { configuration.server.port = port }
         let runWorkers = configuration.server.runWorkers && !noWorkers
         let logger = logFormat.bootstrap()
-        let server = try APIServer(configuration: configuration, runWorkers: runWorkers, logger: logger)
+        // The HTTP handlers' blocking work shares the PostgreSQL pool with the workers.
+        let catalog = try CatalogChoice.open(configuration, extraConnections: ProcessInfo.processInfo.activeProcessorCount + 2)
+        let server = try APIServer(configuration: configuration, catalog: catalog.store, jobs: catalog.jobs,
+                                   runWorkers: runWorkers, logger: logger)
         let fields: Logger.Metadata = [
             "workers": "\(runWorkers ? configuration.effectiveConcurrency : 0)",
-            "spool": "\(configuration.spoolRoot)", "catalog": "\(configuration.catalogPath)",
+            "spool": "\(configuration.spoolRoot)", "catalog": "\(catalog.location)",
         ]
         let host = configuration.server.host
         try await server.run { port in

@@ -8,8 +8,8 @@ import Testing
 struct BoundaryTests {
     static let largestId: Int64 = 9_007_199_254_740_991
 
-    @Test func declaredIdsAreOneTo2Pow53MinusOneAndTheCatalogsOwnNeverOverflow() async throws {
-        try await TestService.with(workers: false) { service in
+    @Test(arguments: TestStore.available) func declaredIdsAreOneTo2Pow53MinusOneAndTheCatalogsOwnNeverOverflow(store: TestStore) async throws {
+        try await TestService.with(store: store, workers: false) { service in
             for id in ["0", "-3", "\(Self.largestId + 1)", "9223372036854775807"] {
                 let place = try await service.send(.POST, "/v1/places", json: #"{"id": \#(id), "lat": 1, "long": 2, "rad": 30}"#)
                 #expect(place.status == 400, "id \(id): \(place.text)")
@@ -30,8 +30,8 @@ struct BoundaryTests {
         }
     }
 
-    @Test func aCreateWithATakenIdIs409AndChangesNothingWhileAPutChanges() async throws {
-        try await TestService.with(workers: false) { service in
+    @Test(arguments: TestStore.available) func aCreateWithATakenIdIs409AndChangesNothingWhileAPutChanges(store: TestStore) async throws {
+        try await TestService.with(store: store, workers: false) { service in
             #expect(try await service.send(.POST, "/v1/places", json: #"{"id": 7, "lat": 1, "long": 2, "rad": 30, "name": "hut"}"#).status == 201)
             let place = try await service.send(.POST, "/v1/places", json: #"{"id": 7, "lat": 3, "long": 4, "rad": 90, "name": "other"}"#)
             #expect(place.status == 409)
@@ -59,8 +59,8 @@ struct BoundaryTests {
         }
     }
 
-    @Test func aMultipartFloodIsRefusedAtItsSeventeenthPartAndLongFieldsAtTheirLimit() async throws {
-        try await TestService.with(workers: false) { service in
+    @Test(arguments: TestStore.available) func aMultipartFloodIsRefusedAtItsSeventeenthPartAndLongFieldsAtTheirLimit(store: TestStore) async throws {
+        try await TestService.with(store: store, workers: false) { service in
             let boundary = "flood"
             // 200,000 empty parts (about 8 MB): refused with 413 naming the limit, nothing written.
             let part = Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\n\r\n".utf8)
@@ -92,7 +92,7 @@ struct BoundaryTests {
             let crowd = try await service.send(.POST, "/v1/moments", json: #"{"place_id": 1, "start": "2024-05-07T18:00:00Z", "end": "2024-05-07T20:00:00Z", "creator": "a", "invitees": [\#(invitees)]}"#)
             #expect(crowd.status == 400)
             #expect(crowd.error?.hasPrefix("invitees may name at most 1000") == true)
-            #expect(service.files(under: service.configuration.spoolRoot + "/incoming").isEmpty)
+            #expect(service.waiting().isEmpty)
 
             // A form within the limits still goes through, fields and all.
             var good = Form()
@@ -101,15 +101,15 @@ struct BoundaryTests {
             good.field("author_id", "alice")
             let accepted = try await service.request(.POST, "/v1/uploads", body: good.closed, chunked: true, headers: [("Content-Type", good.contentType)])
             #expect(accepted.status == 202, "\(accepted.text)")
-            let sidecars = service.files(under: service.configuration.spoolRoot + "/incoming").filter { $0.hasSuffix(".json") }
+            let sidecars = service.waiting().filter { $0.hasSuffix(".json") }
             #expect(sidecars.count == 1)
-            let sidecar = try String(contentsOfFile: service.configuration.spoolRoot + "/incoming/" + sidecars[0], encoding: .utf8)
+            let sidecar = try String(contentsOfFile: try #require(service.waitingPath(sidecars[0])), encoding: .utf8)
             #expect(sidecar.contains("Summit") && sidecar.contains("alice"))
         }
     }
 
-    @Test func aSymbolicLinkInTheLibraryIsNeverServed() async throws {
-        try await TestService.with(workers: false) { service in
+    @Test(arguments: TestStore.available) func aSymbolicLinkInTheLibraryIsNeverServed(store: TestStore) async throws {
+        try await TestService.with(store: store, workers: false) { service in
             let hash = String(repeating: "ab", count: 32)
             let folder = service.configuration.libraryRoot + "/variants/thumb/ab/ab"
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -141,8 +141,8 @@ struct BoundaryTests {
         }
     }
 
-    @Test func theBackendsTakenAtAndLocationWinOverEXIFAndThePictureShowsBoth() async throws {
-        try await TestService.with { service in
+    @Test(arguments: TestStore.available) func theBackendsTakenAtAndLocationWinOverEXIFAndThePictureShowsBoth(store: TestStore) async throws {
+        try await TestService.with(store: store) { service in
             // The photo's EXIF says 2019-10-03T09:10:11 at 47.354184, 10.191316.
             let accepted = try await service.upload(try Samples.gpsPhoto(),
                                                     query: "author_id=alice&taken_at=2019-10-04T18:00:00%2B02:00&latitude=48.8566&longitude=2.3522")

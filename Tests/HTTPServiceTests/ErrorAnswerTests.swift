@@ -6,11 +6,11 @@ import Testing
 
 @Suite("Error answers")
 struct ErrorAnswerTests {
-    @Test func withoutTheRightTokenARequestIsRefusedAndReadsAndWritesNothing() async throws {
-        try await TestService.with(workers: false) { service in
+    @Test(arguments: TestStore.available) func withoutTheRightTokenARequestIsRefusedAndReadsAndWritesNothing(store: TestStore) async throws {
+        try await TestService.with(store: store, workers: false) { service in
             let photo = try Samples.hopper()
             let catalog = try service.catalog()
-            let before = try catalog.counts()
+            let before = try catalog.counts(now: Date())
             for token in [nil, "wrong", TestService.token + "x", String(TestService.token.dropLast())] {
                 let upload = try await service.request(.POST, "/v1/uploads?author_id=mallory", body: photo, token: token)
                 #expect(upload.status == 401)
@@ -26,14 +26,14 @@ struct ErrorAnswerTests {
             let basic = try await service.request(.GET, "/healthz", headers: [("Authorization", "Basic \(TestService.token)")], token: nil)
             #expect(basic.status == 401)
             #expect(service.files(under: service.configuration.spoolRoot).isEmpty)
-            #expect(try catalog.counts() == before)
+            #expect(try catalog.counts(now: Date()) == before)
             #expect(try catalog.places().isEmpty)
             #expect(try await service.request(.GET, "/healthz", headers: [("Authorization", "bearer \(TestService.token)")], token: nil).status == 200)
         }
     }
 
-    @Test func aBodyOverTheLimitIsRefusedFromItsLengthOrWhileItIsRead() async throws {
-        try await TestService.with(workers: false, configure: { $0.server.maxUploadBytes = 4096 }) { service in
+    @Test(arguments: TestStore.available) func aBodyOverTheLimitIsRefusedFromItsLengthOrWhileItIsRead(store: TestStore) async throws {
+        try await TestService.with(store: store, workers: false, configure: { $0.server.maxUploadBytes = 4096 }) { service in
             let photo = try Samples.hopper()
             #expect(photo.count > 4096)
             for chunked in [false, true] {
@@ -41,12 +41,12 @@ struct ErrorAnswerTests {
                 #expect(answer.status == 413, "chunked: \(chunked)")
                 #expect(answer.error?.contains("4096 bytes") == true)
             }
-            #expect(service.files(under: service.configuration.spoolRoot + "/incoming").isEmpty)
+            #expect(service.waiting().isEmpty)
         }
     }
 
-    @Test func onlyJPEGAndPNGAreTakenToldByTheirBytes() async throws {
-        try await TestService.with(workers: false) { service in
+    @Test(arguments: TestStore.available) func onlyJPEGAndPNGAreTakenToldByTheirBytes(store: TestStore) async throws {
+        try await TestService.with(store: store, workers: false) { service in
             let text = try await service.upload(Array("hello, this is not a photo\n".utf8), contentType: "image/jpeg")
             #expect(text.status == 415)
             #expect(text.error?.contains("not a JPEG, PNG, HEIC, HEIF or AVIF") == true)
@@ -57,14 +57,14 @@ struct ErrorAnswerTests {
             let png = try await service.upload(try Samples.bytes("png_with_exif_and_gps.png"), contentType: "application/octet-stream")
             #expect(png.status == 202)
             let id = try #require(try png.object()["id"] as? String)
-            #expect(service.files(under: service.configuration.spoolRoot + "/incoming") == ["\(id).png"])
+            #expect(service.waiting() == ["\(id).png"])
             let queued = try await service.request(.GET, "/v1/uploads/\(id)").object()
             #expect(queued["status"] as? String == "queued")
         }
     }
 
-    @Test func fieldsOfAnUploadBecomeItsSidecarOrA400() async throws {
-        try await TestService.with(workers: false) { service in
+    @Test(arguments: TestStore.available) func fieldsOfAnUploadBecomeItsSidecarOrA400(store: TestStore) async throws {
+        try await TestService.with(store: store, workers: false) { service in
             let photo = try Samples.hopper()
             for (query, reason) in [
                 ("focal_x=2&focal_y=0.5", "focal_x must be between"),
@@ -85,7 +85,7 @@ struct ErrorAnswerTests {
             let missing = try await service.request(.POST, "/v1/uploads", body: noFile.closed, headers: [("Content-Type", noFile.contentType)])
             #expect(missing.status == 400)
             #expect(missing.error?.contains("`file` part") == true)
-            #expect(service.files(under: service.configuration.spoolRoot + "/incoming").isEmpty)
+            #expect(service.waiting().isEmpty)
 
             var form = Form()
             form.field("author_id", "alice")
@@ -98,8 +98,8 @@ struct ErrorAnswerTests {
             #expect(accepted.status == 202)
             let id = try #require(try accepted.object()["id"] as? String)
             // The photo is named after its upload, never after the name the client gave.
-            #expect(service.files(under: service.configuration.spoolRoot + "/incoming") == ["\(id).jpg", "\(id).jpg.json"])
-            let sidecar = try #require(FileManager.default.contents(atPath: service.configuration.spoolRoot + "/incoming/\(id).jpg.json"))
+            #expect(service.waiting() == ["\(id).jpg", "\(id).jpg.json"])
+            let sidecar = try #require(service.waitingPath("\(id).jpg.json").flatMap { FileManager.default.contents(atPath: $0) })
             let object = try #require(try JSONSerialization.jsonObject(with: sidecar) as? [String: Any])
             #expect(object["author_id"] as? String == "alice")
             #expect(object["moment_id"] as? Int == 7)
@@ -108,8 +108,8 @@ struct ErrorAnswerTests {
         }
     }
 
-    @Test func badRequestsAnswer400WithOneLineOfReason() async throws {
-        try await TestService.with(workers: false) { service in
+    @Test(arguments: TestStore.available) func badRequestsAnswer400WithOneLineOfReason(store: TestStore) async throws {
+        try await TestService.with(store: store, workers: false) { service in
             let cases: [(HTTPMethod, String, String?, String)] = [
                 (.POST, "/v1/places", "{\"lat\": 1,", "not valid JSON"),
                 (.POST, "/v1/places", "[1, 2]", "must be a JSON object"),
@@ -144,8 +144,8 @@ struct ErrorAnswerTests {
         }
     }
 
-    @Test func unknownThingsAnswer404AndOthersCoversAnswer403() async throws {
-        try await TestService.with(workers: false) { service in
+    @Test(arguments: TestStore.available) func unknownThingsAnswer404AndOthersCoversAnswer403(store: TestStore) async throws {
+        try await TestService.with(store: store, workers: false) { service in
             for path in ["/v1/uploads/\(UploadID.make())", "/v1/pictures/999", "/v1/moments/999", "/v1/moments/-999/pictures", "/v1/nothing", "/v1/uploads/"] {
                 let answer = try await service.request(.GET, path)
                 #expect(answer.status == 404, "\(path)")
@@ -164,8 +164,8 @@ struct ErrorAnswerTests {
         }
     }
 
-    @Test func mediaPathsNeverReachOutsideTheLibrary() async throws {
-        try await TestService.with(workers: false) { service in
+    @Test(arguments: TestStore.available) func mediaPathsNeverReachOutsideTheLibrary(store: TestStore) async throws {
+        try await TestService.with(store: store, workers: false) { service in
             // A file beside the library that a traversal would like to read.
             let secret = Array("secret catalog bytes".utf8)
             let hash = String(repeating: "ab", count: 32)

@@ -50,7 +50,7 @@ struct LoadTests {
                 if let picture = state["picture_id"] as? Int { pictures.insert(picture) }
             }
             #expect(pictures.count == Self.uploads)
-            #expect(try service.catalog().counts().pictures == Self.uploads)
+            #expect(try service.catalog().counts(now: Date()).pictures == Self.uploads)
             #expect(service.files(under: service.configuration.spoolRoot).isEmpty)
         }
     }

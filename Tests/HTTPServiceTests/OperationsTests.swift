@@ -4,8 +4,8 @@ import Testing
 
 @Suite("Health, readiness and metrics")
 struct OperationsTests {
-    @Test func livenessAndReadinessAnswerWhileAllIsWell() async throws {
-        try await TestService.with(workers: false) { service in
+    @Test(arguments: TestStore.available) func livenessAndReadinessAnswerWhileAllIsWell(store: TestStore) async throws {
+        try await TestService.with(store: store, workers: false) { service in
             let live = try await service.request(.GET, "/healthz")
             #expect(live.status == 200)
             #expect(try live.object()["status"] as? String == "ok")
@@ -15,8 +15,8 @@ struct OperationsTests {
         }
     }
 
-    @Test func readinessIs503WhenTheSpoolCannotBeWritten() async throws {
-        try await TestService.with(workers: false) { service in
+    @Test(arguments: TestStore.available) func readinessIs503WhenTheSpoolCannotBeWritten(store: TestStore) async throws {
+        try await TestService.with(store: store, workers: false) { service in
             // Tests run as root, so permissions would not stop a write: the spool becomes a file.
             let spool = service.configuration.spoolRoot
             try FileManager.default.moveItem(atPath: spool, toPath: spool + ".away")
@@ -59,8 +59,8 @@ struct OperationsTests {
         #expect(!text.contains("/tmp"), "a path in \(text)", sourceLocation: sourceLocation)
     }
 
-    @Test func everyAnswerCarriesARequestIdAndEveryErrorBodyToo() async throws {
-        try await TestService.with(workers: false) { service in
+    @Test(arguments: TestStore.available) func everyAnswerCarriesARequestIdAndEveryErrorBodyToo(store: TestStore) async throws {
+        try await TestService.with(store: store, workers: false) { service in
             let ok = try await service.request(.GET, "/healthz")
             let missing = try await service.request(.GET, "/v1/pictures/12345")
             let unauthorized = try await service.request(.GET, "/healthz", token: nil)
@@ -72,8 +72,8 @@ struct OperationsTests {
         }
     }
 
-    @Test func metricsAnswerInThePrometheusTextFormat() async throws {
-        try await TestService.with(workers: false) { service in
+    @Test(arguments: TestStore.available) func metricsAnswerInThePrometheusTextFormat(store: TestStore) async throws {
+        try await TestService.with(store: store, workers: false) { service in
             _ = try await service.request(.GET, "/v1/pictures/1")
             let metrics = try await service.request(.GET, "/metrics")
             #expect(metrics.status == 200)

@@ -1,6 +1,8 @@
 import AsyncHTTPClient
 import Catalog
 import Foundation
+import PostgresCatalog
+import PostgresHarness
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -10,8 +12,20 @@ import ServiceLifecycle
 import Testing
 @testable import HTTPService
 
+/// The catalog store a test service runs on: the behaviour suites run on both.
+enum TestStore: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite
+    case postgres
+
+    var testDescription: String { rawValue }
+
+    /// SQLite always; PostgreSQL where its server programs are installed (`make deps`).
+    static var available: [TestStore] { SharedCluster.available ? allCases : [.sqlite] }
+}
+
 /// A `darkroom serve` in this process on a free loopback port, over its own temporary spool,
-/// library and SQLite catalog: the tests talk to it over real HTTP, with no mock anywhere.
+/// library and catalog (an SQLite file, or a fresh database of a temporary PostgreSQL cluster):
+/// the tests talk to it over real HTTP, with no mock anywhere.
 final class TestService: Sendable {
     static let token = "test-token-\(UUID().uuidString)"
 
@@ -27,7 +41,10 @@ final class TestService: Sendable {
     var base: String { "http://127.0.0.1:\(port)" }
 
     /// Starts a service; `configure` adjusts the configuration first.
-    private init(workers: Bool, configure: (inout Configuration) -> Void) async throws {
+    /// The PostgreSQL catalog served, when the store is PostgreSQL.
+    let postgres: PostgresCatalog?
+
+    private init(workers: Bool, store: TestStore, configure: (inout Configuration) -> Void) async throws {
         root = NSTemporaryDirectory() + "darkroom-http-" + UUID().uuidString
         var configuration = Configuration.defaults
         configuration.spoolRoot = root + "/spool"
@@ -44,7 +61,17 @@ final class TestService: Sendable {
         self.configuration = configuration
         let log = log
         let logger = Logger(label: "test") { _ in RecordingLogHandler(recorder: log) }
-        server = try APIServer(configuration: configuration, runWorkers: workers, logger: logger, environment: [:])
+        switch store {
+        case .sqlite:
+            postgres = nil
+            server = try APIServer(configuration: configuration, runWorkers: workers, logger: logger, environment: [:])
+        case .postgres:
+            let catalog = try PostgresCatalog(location: try SharedCluster.freshDatabase(), momentRules: configuration.moments,
+                                              maximumConnections: 12)
+            postgres = catalog
+            server = try APIServer(configuration: configuration, catalog: catalog, jobs: catalog, runWorkers: workers,
+                                   logger: logger, environment: [:])
+        }
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         group = server.serviceGroup(signals: []) { port in continuation.yield(port) }
         let group = group
@@ -56,9 +83,9 @@ final class TestService: Sendable {
 
     /// Runs `body` against a fresh service, then stops it (gracefully: the server, then the
     /// workers) and removes its files.
-    static func with<T>(workers: Bool = true, configure: (inout Configuration) -> Void = { _ in },
+    static func with<T>(store: TestStore = .sqlite, workers: Bool = true, configure: (inout Configuration) -> Void = { _ in },
                         _ body: (TestService) async throws -> T) async throws -> T {
-        let service = try await TestService(workers: workers, configure: configure)
+        let service = try await TestService(workers: workers, store: store, configure: configure)
         do {
             let result = try await body(service)
             await service.stop()
@@ -72,11 +99,19 @@ final class TestService: Sendable {
     private func stop() async {
         await group.triggerGracefulShutdown()
         _ = await running.result
+        postgres?.close()
         try? FileManager.default.removeItem(atPath: root)
     }
 
-    /// The catalog, opened as another process would.
-    func catalog() throws -> Catalog {
+    /// The catalog served: the SQLite file opened as another process would, or the
+    /// PostgreSQL catalog.
+    func catalog() throws -> any CatalogStore {
+        if let postgres { return postgres }
+        return try Catalog(path: configuration.catalogPath)
+    }
+
+    /// The SQLite catalog, for what only SQL on its file can check.
+    func sqliteCatalog() throws -> Catalog {
         try Catalog(path: configuration.catalogPath)
     }
 
@@ -119,6 +154,23 @@ final class TestService: Sendable {
             }
             try await Task.sleep(for: .milliseconds(50))
         }
+    }
+
+    /// The files of accepted photos not yet processed, by name: in `incoming/` on SQLite (the
+    /// spool's own claims); under `queued/`, a folder per photo, with the shared queue.
+    func waiting() -> [String] {
+        guard postgres != nil else { return files(under: configuration.spoolRoot + "/incoming") }
+        return files(under: configuration.spoolRoot + "/queued").map { String($0.drop { $0 != "/" }.dropFirst()) }.sorted()
+    }
+
+    /// The path of a waiting file (see `waiting`), nil when there is none.
+    func waitingPath(_ name: String) -> String? {
+        guard postgres != nil else {
+            let path = configuration.spoolRoot + "/incoming/" + name
+            return FileManager.default.fileExists(atPath: path) ? path : nil
+        }
+        let queued = configuration.spoolRoot + "/queued"
+        return files(under: queued).first { $0.drop { $0 != "/" }.dropFirst() == name }.map { queued + "/" + $0 }
     }
 
     /// Every regular file under a directory, relative to it.

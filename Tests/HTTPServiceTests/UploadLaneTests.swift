@@ -7,13 +7,13 @@ import Testing
 /// Uploads go ahead of the spool's backlog, and `?wait=` answers as soon as an upload ends.
 @Suite("Uploads ahead of the backlog", .serialized)
 struct UploadLaneTests {
-    @Test func anUploadIsProcessedBeforeABacklogOfAFewHundredPhotosIsDrained() async throws {
+    @Test(arguments: TestStore.available) func anUploadIsProcessedBeforeABacklogOfAFewHundredPhotosIsDrained(store: TestStore) async throws {
         let backlog = 200
         // 2 megapixels each: the backlog lasts long enough for the upload to arrive while it is there.
         let photo = try Samples.bytes("Landscape_6.jpg")
         var queued = 0
         // The backlog is in incoming/ before the workers start: a drop folder's, or `darkroom enqueue`'s.
-        try await TestService.with(configure: { configuration in
+        try await TestService.with(store: store, configure: { configuration in
             guard let spool = try? Spool(root: configuration.spoolRoot, settleSeconds: 0) else { return }
             for i in 0..<backlog where (try? spool.enqueue(bytes: Samples.distinct(photo, "backlog \(i)"), name: "b\(i).jpg", sidecar: nil)) != nil {
                 queued += 1
@@ -25,7 +25,7 @@ struct UploadLaneTests {
             let id = try #require(try accepted.object()["id"] as? String)
             let answer = try await service.request(.GET, "/v1/uploads/\(id)?wait=60")
             #expect(try answer.object()["status"] as? String == "done", "\(answer.text)")
-            let jobs = try service.catalog().read { db in try JobRecord.fetchAll(db) }
+            let jobs = try service.allJobs()
             let upload = try #require(jobs.first { $0.sourceName == "\(id).jpg" })
             let doneBefore = jobs.filter { $0.sourceName.hasPrefix("b") }.count
             // Once the upload was handed over, the next photo a worker took was the upload: only a
@@ -38,14 +38,14 @@ struct UploadLaneTests {
             var done = doneBefore
             while done < min(doneBefore + 10, backlog), Date() < deadline {
                 try await Task.sleep(for: .milliseconds(100))
-                done = try service.catalog().read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE source_name LIKE 'b%'") ?? 0 }
+                done = try service.allJobs().filter { $0.sourceName.hasPrefix("b") }.count
             }
             #expect(done >= min(doneBefore + 10, backlog))
         }
     }
 
-    @Test func waitAnswersWhenTheUploadEndsAndRefusesAWaitThatIsNotSeconds() async throws {
-        try await TestService.with { service in
+    @Test(arguments: TestStore.available) func waitAnswersWhenTheUploadEndsAndRefusesAWaitThatIsNotSeconds(store: TestStore) async throws {
+        try await TestService.with(store: store) { service in
             let accepted = try await service.upload(Samples.distinct(try Samples.gpsPhoto(), "waited for"))
             let id = try #require(try accepted.object()["id"] as? String)
             // One request, no polling: it answers once the variants exist.
@@ -74,5 +74,13 @@ struct UploadLaneTests {
             #expect(spool.isUrgent("\(id).jpg"))
             #expect(spool.scan().urgent == ["\(id).jpg"])
         }
+    }
+}
+
+extension TestService {
+    /// Every job of the catalog, by id.
+    func allJobs() throws -> [JobRecord] {
+        if let postgres { return try postgres.allJobs() }
+        return try sqliteCatalog().read { db in try JobRecord.order(Column("id")).fetchAll(db) }
     }
 }
