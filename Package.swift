@@ -221,6 +221,7 @@ let package = Package(
         .testTarget(name: "EndToEndTests", dependencies: [
             "Catalog", "CatalogImports", "PostgresCatalog", "PostgresHarness", "PostgresStore",
             .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
     ]
 )

@@ -130,7 +130,7 @@ public final class TemporaryCluster: @unchecked Sendable {  // safe: `stopped` i
     }
 
     /// A loopback port nothing listens on now (the kernel's choice for a port-0 bind).
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw Unavailable(description: "cannot open a socket to find a free port") }
         defer { close(socket) }
