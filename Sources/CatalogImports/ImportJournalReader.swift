@@ -4,7 +4,7 @@ import GRDB
 
 /// The import journal of an existing catalog, opened read-only, for `darkroom import --dry-run`:
 /// it tells which files are done without creating, migrating or writing the catalog.
-public struct ImportJournalReader: Sendable {
+public struct ImportJournalReader: ImportedFilesReader {
     private let queue: DatabaseQueue?
 
     /// Opens the catalog at `path` read-only. A missing catalog, or one that has never imported
@@ -26,7 +26,7 @@ public struct ImportJournalReader: Sendable {
     }
 
     /// The journal rows of the files of one folder, by absolute path.
-    public func files(inDirectory directory: String) throws(CatalogError) -> [String: ImportFileRecord] {
+    public func importedFiles(inDirectory directory: String) throws(CatalogError) -> [String: ImportFileRecord] {
         guard let queue else { return [:] }
         do {
             return try queue.read { db in try ImportFileRecord.inDirectory(directory, in: db) }

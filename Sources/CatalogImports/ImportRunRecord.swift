@@ -69,6 +69,16 @@ public struct ImportRunSummary: Codable, Sendable, Equatable {
 }
 
 extension ImportRunSummary {
+    /// A stored run with the counts of its journal rows by outcome (`added`, `duplicate`,
+    /// `failed`); nil for a run never stored (no id). Either store reads its runs through it.
+    public init?(_ run: ImportRunRecord, fileCounts counts: [String: Int]) {
+        guard let id = run.id else { return nil }
+        let roots = (try? JSONDecoder().decode([String].self, from: Data(run.roots.utf8))) ?? [run.roots]
+        self.init(id: id, roots: roots, mode: run.mode, worker: run.worker, startedAt: run.startedAt,
+                  finishedAt: run.finishedAt, outcome: run.outcome, added: counts[JobRecord.Outcome.added.rawValue] ?? 0,
+                  duplicates: counts[JobRecord.Outcome.duplicate.rawValue] ?? 0, failed: counts[JobRecord.Outcome.failed.rawValue] ?? 0)
+    }
+
     /// The newest runs first, with their journal counts.
     static func latest(limit: Int, in db: Database) throws -> [ImportRunSummary] {
         let runs = try ImportRunRecord.order(Column("id").desc).limit(limit).fetchAll(db)
@@ -78,10 +88,7 @@ extension ImportRunSummary {
             for row in try Row.fetchAll(db, sql: "SELECT outcome, COUNT(*) FROM import_files WHERE import_id = ? GROUP BY outcome", arguments: [id]) {
                 counts[row[0]] = row[1]
             }
-            let roots = (try? JSONDecoder().decode([String].self, from: Data(run.roots.utf8))) ?? [run.roots]
-            return ImportRunSummary(id: id, roots: roots, mode: run.mode, worker: run.worker, startedAt: run.startedAt,
-                                    finishedAt: run.finishedAt, outcome: run.outcome, added: counts["added"] ?? 0,
-                                    duplicates: counts["duplicate"] ?? 0, failed: counts["failed"] ?? 0)
+            return ImportRunSummary(run, fileCounts: counts)
         }
     }
 }

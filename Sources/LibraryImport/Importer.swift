@@ -34,7 +34,8 @@ public final class Importer: Sendable {
     let stopSignal = StopSignal()
     let queue: ImportQueue
     let services: Services?
-    let journalReader: ImportJournalReader?
+    /// What a dry run reads the journal from (a real run reads it from its catalog).
+    let journalReader: (any ImportedFilesReader)?
 
     /// What a real (not dry) run writes to.
     struct Services: Sendable {
@@ -47,38 +48,52 @@ public final class Importer: Sendable {
     /// The bytes read from each file to tell its type.
     static let headBytes = 512
 
-    /// Checks the folders and opens the library and catalog (for a dry run, only the catalog's
-    /// journal, read-only; nothing is created).
-    public init(configuration: Configuration, options: ImportOptions, logger: Logger) throws(ImportError) {
+    /// Checks the folders and opens the library and the SQLite catalog at `catalog.path` (for a
+    /// dry run, only the catalog's journal, read-only; nothing is created).
+    public convenience init(configuration: Configuration, options: ImportOptions, logger: Logger) throws(ImportError) {
+        if options.dryRun {
+            try self.init(configuration: configuration, options: options, logger: logger) { () throws(CatalogError) in
+                try ImportJournalReader(path: configuration.catalogPath)
+            }
+            return
+        }
+        // Folders refused before anything is created: no library, no catalog file.
+        _ = try ImportWalker.roots(options.folders)
+        let library = try Self.openLibrary(configuration)
+        let catalog: Catalog
+        do {
+            catalog = try Catalog(path: configuration.catalogPath, momentRules: configuration.moments)
+        } catch {
+            throw .cannotOpen(error.description)
+        }
+        try self.init(configuration: configuration, options: options, library: library, catalog: catalog, logger: logger)
+    }
+
+    /// An import (not a dry run) into a catalog already open, whichever store keeps its import
+    /// journal; opens the local library.
+    public convenience init(configuration: Configuration, options: ImportOptions, catalog: any ImportJournal,
+                            logger: Logger) throws(ImportError) {
+        try self.init(configuration: configuration, options: options, library: try Self.openLibrary(configuration),
+                      catalog: catalog, logger: logger)
+    }
+
+    /// A dry run (`options.dryRun`): walks and reports, reading which files are done from the
+    /// journal that `openJournal` opens read-only. When it cannot, every photo counts as new.
+    public init(configuration: Configuration, options: ImportOptions, logger: Logger,
+                openJournal: () throws(CatalogError) -> any ImportedFilesReader) throws(ImportError) {
+        precondition(options.dryRun, "a dry run's importer writes nothing; give options.dryRun")
         self.configuration = configuration
         self.options = options
         self.logger = logger
         roots = try ImportWalker.roots(options.folders)
         queue = ImportQueue(capacity: 2 * configuration.effectiveConcurrency)
-        if options.dryRun {
-            services = nil
-            do {
-                journalReader = try ImportJournalReader(path: configuration.catalogPath)
-            } catch {
-                logger.warning("cannot read the import journal; the dry run counts every photo as new", metadata: ["reason": "\(error)"])
-                journalReader = nil
-            }
-            return
-        }
-        let library: Library
-        let catalog: Catalog
+        services = nil
         do {
-            library = try Library(root: configuration.libraryRoot, backupRoot: configuration.backupDir)
-            catalog = try Catalog(path: configuration.catalogPath, momentRules: configuration.moments)
-        } catch let error as FileSystemError {
-            throw .cannotOpen(error.description)
+            journalReader = try openJournal()
         } catch {
-            throw .cannotOpen("\(error)")
+            logger.warning("cannot read the import journal; the dry run counts every photo as new", metadata: ["reason": "\(error)"])
+            journalReader = nil
         }
-        services = Services(library: library, catalog: catalog,
-                            processor: PhotoProcessor(configuration: configuration, library: library, catalog: catalog,
-                                                      budget: PixelBudget(limit: configuration.pixelBudget)))
-        journalReader = nil
     }
 
     /// An import (not a dry run) into stores already open: the local library and any catalog
@@ -94,6 +109,15 @@ public final class Importer: Sendable {
                             processor: PhotoProcessor(configuration: configuration, library: library, catalog: catalog,
                                                       budget: PixelBudget(limit: configuration.pixelBudget)))
         journalReader = nil
+    }
+
+    /// The library of originals and variants at `library.root`, created when missing.
+    private static func openLibrary(_ configuration: Configuration) throws(ImportError) -> Library {
+        do {
+            return try Library(root: configuration.libraryRoot, backupRoot: configuration.backupDir)
+        } catch {
+            throw .cannotOpen(error.description)
+        }
     }
 
     /// Asks a running import to stop: photos in hand finish, nothing new is taken.
@@ -239,8 +263,8 @@ public final class Importer: Sendable {
 
     private func journalRows(_ directory: String) -> [String: ImportFileRecord] {
         do {
-            if let services { return try services.catalog.importedFiles(inDirectory: directory) }
-            return try journalReader?.files(inDirectory: directory) ?? [:]
+            let journal: (any ImportedFilesReader)? = services?.catalog ?? journalReader
+            return try journal?.importedFiles(inDirectory: directory) ?? [:]
         } catch {
             logger.error("cannot read the import journal; the folder's photos are processed again (duplicates are still caught)",
                          metadata: ["folder": "\(directory)", "reason": "\(error)"])

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Catalog
+import CatalogImports
 import Foundation
 import Moments
 import PostgresCatalog
@@ -15,26 +16,27 @@ enum CatalogChoice {
     /// `extraConnections`: PostgreSQL connections beyond one per worker thread, for the
     /// process's other threads (the renewer, the scan, an HTTP server's handlers).
     static func open(_ configuration: Configuration, extraConnections: Int = 2) throws -> CatalogChoice {
-        if let url = configuration.effectiveCatalogURL() {
-            do {
-                return .postgres(try PostgresCatalog(url: url, momentRules: configuration.moments,
-                                                     maximumConnections: configuration.effectiveConcurrency + extraConnections))
-            } catch {
-                throw ValidationError("cannot open the PostgreSQL catalog: \(error)")
-            }
-        }
+        if let catalog = try openPostgres(configuration, extraConnections: extraConnections) { return .postgres(catalog) }
         return .sqlite(try Catalog(path: configuration.catalogPath, momentRules: configuration.moments))
     }
 
-    /// The commands that read `catalog.url` so far; the others refuse it rather than write to
-    /// an SQLite file nobody else reads.
-    static let postgresCommands = "run, status, places and moments"
+    /// The PostgreSQL catalog (migrated when needed) when `catalog.url` names one; nil for
+    /// SQLite, which is left unopened. `extraConnections` as for `open`.
+    static func openPostgres(_ configuration: Configuration, extraConnections: Int = 2) throws -> PostgresCatalog? {
+        guard let url = configuration.effectiveCatalogURL() else { return nil }
+        do {
+            return try PostgresCatalog(url: url, momentRules: configuration.moments,
+                                       maximumConnections: configuration.effectiveConcurrency + extraConnections)
+        } catch {
+            throw ValidationError("cannot open the PostgreSQL catalog: \(error)")
+        }
+    }
 
-    /// Throws when `catalog.url` is set, for a command that does not yet work on PostgreSQL.
-    static func refusePostgres(_ configuration: Configuration, command: String) throws {
-        guard configuration.effectiveCatalogURL() != nil else { return }
-        throw ValidationError("`darkroom \(command)` does not yet work with a PostgreSQL catalog (catalog.url or DARKROOM_CATALOG_URL is set); "
-            + "only \(postgresCommands) do. Unset it to use the SQLite catalog at \(configuration.catalogPath)")
+    /// The configured catalog's import journal, read-only, for `darkroom import --dry-run`:
+    /// nothing is created or migrated, in either store.
+    static func importJournalReader(_ configuration: Configuration) throws(CatalogError) -> any ImportedFilesReader {
+        if let url = configuration.effectiveCatalogURL() { return try PostgresImportJournalReader(url: url) }
+        return try ImportJournalReader(path: configuration.catalogPath)
     }
 
     /// Where the catalog is, for logs and `status` (a PostgreSQL address without its password).
@@ -50,6 +52,14 @@ enum CatalogChoice {
     var jobs: (any PhotoJobQueue)? {
         switch self {
         case .sqlite: nil
+        case .postgres(let catalog): catalog
+        }
+    }
+
+    /// The catalog's import runs, whichever store it is in.
+    var importRuns: any ImportRunsReader {
+        switch self {
+        case .sqlite(let catalog): catalog
         case .postgres(let catalog): catalog
         }
     }

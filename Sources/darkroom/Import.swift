@@ -1,8 +1,10 @@
 import ArgumentParser
+import Catalog
 import Dispatch
 import Foundation
 import Logging
 import LibraryImport
+import PostgresCatalog
 
 struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -25,7 +27,9 @@ struct Import: ParsableCommand {
 
         Resumable: every file's outcome goes into the catalog's import journal (path, size, \
         modification time). Run the same command again after an interruption (Ctrl-C, kill, \
-        reboot) and it continues where it stopped; on a finished import it adds nothing. The same \
+        reboot) and it continues where it stopped; on a finished import it adds nothing. With \
+        catalog.url (or DARKROOM_CATALOG_URL) the pictures and the journal go into that PostgreSQL \
+        catalog, and --dry-run reads its journal there; no SQLite file is written. The same \
         bytes twice, here or through the spool, make one picture, recorded as a duplicate. On \
         SIGINT or SIGTERM the photos in hand finish, then it stops. A photo that fails stays where \
         it is, with its reason in the summary and the journal; it is not tried again unless \
@@ -98,25 +102,38 @@ struct Import: ParsableCommand {
 
     func run() throws {
         var configuration = try options.load()
-        try CatalogChoice.refusePostgres(configuration, command: "import")
         if let concurrency { configuration.concurrency = concurrency }
         let logger = logFormat.bootstrap()
         let importOptions = ImportOptions(folders: folders, author: author, dryRun: dryRun, placement: placement.placement,
                                           retryFailed: retryFailed, progress: progress.style,
                                           progressInterval: progressInterval, verbose: verbose, niceness: niceness)
+        // A dry run only reads the journal; a real one opens the configured store and writes there.
+        let postgres = dryRun ? nil : try CatalogChoice.openPostgres(configuration)
+        defer { postgres?.close() }
         let importer: Importer
         do {
-            importer = try Importer(configuration: configuration, options: importOptions, logger: logger)
+            if dryRun {
+                importer = try Importer(configuration: configuration, options: importOptions, logger: logger) { () throws(CatalogError) in
+                    try CatalogChoice.importJournalReader(configuration)
+                }
+            } else if let postgres {
+                importer = try Importer(configuration: configuration, options: importOptions, catalog: postgres, logger: logger)
+            } else {
+                importer = try Importer(configuration: configuration, options: importOptions, logger: logger)
+            }
         } catch {
             throw ValidationError(error.description)
         }
+        // A dry run opens no catalog: its PostgreSQL address is named by the setting alone.
+        let catalogName = postgres?.location.description
+            ?? (configuration.effectiveCatalogURL() == nil ? configuration.catalogPath : "PostgreSQL (catalog.url)")
         let signals = StopSignals {
             logger.notice("stopping: finishing the photos in hand; run the same command again to continue")
             importer.stop()
         }
         logger.info("darkroom import", metadata: [
             "folders": "\(importer.roots.joined(separator: ","))", "mode": "\(dryRun ? "dry-run" : placement.placement.rawValue)",
-            "catalog": "\(configuration.catalogPath)", "library": "\(configuration.libraryRoot)",
+            "catalog": "\(catalogName)", "library": "\(configuration.libraryRoot)",
             "workers": "\(configuration.effectiveConcurrency)",
         ])
         let result = importer.run()

@@ -38,15 +38,12 @@ struct Status: ParsableCommand {
         let depth = spool.depth()
         let counts = try catalog.store.counts(now: Date())
         let failed = spool.failures()
-        // Shown as abandoned when their process is gone; the next import records it. Imports
-        // do not yet run against a PostgreSQL catalog, so it has none to list.
-        var runs: [ImportRunSummary] = []
-        if case .sqlite(let sqlite) = catalog {
-            runs = try sqlite.importRuns(limit: imports).map { run -> ImportRunSummary in
-                var run = run
-                if run.outcome == .running && WorkerIdentity.isGone(run.worker) { run.outcome = .abandoned }
-                return run
-            }
+        // Shown as abandoned when their process is gone; the next import records it. (A run of
+        // another machine is never known gone here: it shows as running.)
+        let runs = try catalog.importRuns.importRuns(limit: imports).map { run -> ImportRunSummary in
+            var run = run
+            if run.outcome == .running && WorkerIdentity.isGone(run.worker) { run.outcome = .abandoned }
+            return run
         }
         if json {
             let report = StatusReport(spool: configuration.spoolRoot, catalog: catalog.location,

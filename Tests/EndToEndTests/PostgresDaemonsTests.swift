@@ -73,11 +73,15 @@ struct PostgresDaemonsTests {
         #expect(!FileManager.default.fileExists(atPath: space.catalogPath))
     }
 
-    @Test func aCommandThatDoesNotYetReadTheAddressRefusesItInOneLine() throws {
+    @Test func anImportToAnUnreachableAddressStopsInOneLineAndWritesNoSQLiteFile() throws {
         let space = Workspace()
         let result = try space.run(["import", space.root], environment: ["DARKROOM_CATALOG_URL": "postgres://u@127.0.0.1:1/none"])
         #expect(result.status != 0)
-        #expect(result.stderr.contains("`darkroom import` does not yet work with a PostgreSQL catalog"), "\(result.stderr)")
+        // One line naming the address and what to check (the usage lines follow, as for any refusal).
+        let first = result.stderr.split(separator: "\n").first ?? ""
+        #expect(first.contains("cannot open the PostgreSQL catalog") && first.contains("postgres://u@127.0.0.1:1/none")
+                && first.contains("check that the server runs"), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: space.catalogPath))
+        #expect(!FileManager.default.fileExists(atPath: space.library), "nothing is placed before the catalog is open")
     }
 }
