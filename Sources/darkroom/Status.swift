@@ -38,6 +38,11 @@ struct Status: ParsableCommand {
         let depth = spool.depth()
         let counts = try catalog.store.counts(now: Date())
         let failed = spool.failures()
+        // With the shared queue, a photo found in incoming/ waits as a job (its file under queued/).
+        let queue = try catalog.jobs.map { jobs in
+            let depth = try jobs.photoQueueDepth()
+            return QueueDepth(queued: depth.claimable, held: depth.held)
+        }
         // Shown as abandoned when their process is gone; the next import records it. (A run of
         // another machine is never known gone here: it shows as running.)
         let runs = try catalog.importRuns.importRuns(limit: imports).map { run -> ImportRunSummary in
@@ -49,7 +54,7 @@ struct Status: ParsableCommand {
             let report = StatusReport(spool: configuration.spoolRoot, catalog: catalog.location,
                                       library: configuration.libraryRoot, incoming: depth.incoming,
                                       processing: depth.processing, failed: depth.failed, counts: counts,
-                                      failures: failed, imports: runs)
+                                      queue: queue, failures: failed, imports: runs)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             encoder.keyEncodingStrategy = .convertToSnakeCase
@@ -58,7 +63,12 @@ struct Status: ParsableCommand {
         }
         print("spool     \(configuration.spoolRoot)")
         print("  waiting     \(depth.incoming)")
-        print("  processing  \(depth.processing)")
+        if let queue {
+            print("  queued      \(queue.queued)  (jobs of the shared queue, waiting for a worker on any machine)")
+            print("  processing  \(queue.held)  (held by a worker under a lease)")
+        } else {
+            print("  processing  \(depth.processing)")
+        }
         let byCategory = Dictionary(grouping: failed) { $0.category ?? "unrecorded" }.mapValues(\.count)
         let categories = byCategory.keys.sorted().map { "\($0) \(byCategory[$0] ?? 0)" }.joined(separator: ", ")
         print("  failed      \(depth.failed)" + (categories.isEmpty ? "" : "  (\(categories))"))
@@ -106,8 +116,16 @@ struct StatusReport: Encodable {
     var processing: Int
     var failed: Int
     var counts: CatalogCounts
+    /// The shared queue's photo jobs (a PostgreSQL catalog); absent otherwise.
+    var queue: QueueDepth?
     var failures: [FailureReport]
     var imports: [ImportRunSummary]
+}
+
+/// Photo jobs of the shared queue: waiting (or held under a lapsed lease), and held.
+struct QueueDepth: Encodable {
+    var queued: Int
+    var held: Int
 }
 
 struct Retry: ParsableCommand {
