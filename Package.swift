@@ -201,7 +201,7 @@ let package = Package(
         ]),
         .testTarget(name: "MultipartTests", dependencies: ["Multipart"]),
         .testTarget(name: "WebhooksTests", dependencies: [
-            "Webhooks", "Catalog", "ServiceSettings",
+            "Webhooks", "Catalog", "ServiceSettings", "PostgresCatalog", "PostgresHarness", "PostgresStore",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),

@@ -23,9 +23,9 @@ public protocol PictureCatalog: Sendable {
 extension Catalog: PictureCatalog {}
 
 /// The catalog as the commands that work on either store see it (SQLite's `Catalog`, and
-/// `PostgresCatalog`): what photo processing writes, plus declarations, moment reads, counts
-/// and the rebuild check.
-public protocol CatalogStore: PictureCatalog {
+/// `PostgresCatalog`): what photo processing writes, plus declarations, moment reads, counts,
+/// the rebuild check and webhook delivery.
+public protocol CatalogStore: PictureCatalog, WebhookStore {
     /// Declares a new place for the backend; an id already taken is refused.
     func declarePlace(id: Int64?, name: String?, center: Coordinate, radiusMetres: Double) throws(CatalogError) -> Place
     /// Declares or changes a moment for the backend; the pictures it matches join it.

@@ -32,6 +32,12 @@ public struct WebhookDeliveryRecord: Codable, Sendable, Equatable, FetchableReco
         public var event: OutboxEvent
         /// Tries made before this one.
         public var attempts: Int
+
+        /// A claim as given (for the other stores' implementations).
+        public init(event: OutboxEvent, attempts: Int) {
+            self.event = event
+            self.attempts = attempts
+        }
     }
 }
 

@@ -94,17 +94,10 @@ public final class APIServer: Sendable {
                                          logger: logger, redaction: Redaction(configuration: configuration),
                                          handOff: handOff)
         do {
-            if configuration.webhooks.urls.isEmpty {
-                dispatcher = nil
-            } else if let sqlite = catalog as? Catalog {
-                dispatcher = try WebhookDispatcher(settings: configuration.webhooks, catalog: sqlite, logger: logger, environment: variables)
-            } else {
-                throw ServeError.webhooks("not yet delivered from a PostgreSQL catalog: empty webhooks.urls, or use the SQLite catalog")
-            }
-        } catch let error as ServeError {
-            throw error
+            dispatcher = configuration.webhooks.urls.isEmpty ? nil
+                : try WebhookDispatcher(settings: configuration.webhooks, catalog: catalog, logger: logger, environment: variables)
         } catch {
-            throw .webhooks("\(error)")
+            throw .webhooks(error.description)
         }
     }
 

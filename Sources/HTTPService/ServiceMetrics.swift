@@ -89,7 +89,7 @@ public final class ServiceMetrics: Sendable {
         let webhooks: WebhookStatistics
         do {
             jobs = try jobTally.figures(of: catalog)
-            webhooks = try (catalog as? Catalog).map { catalog throws(CatalogError) in try catalog.webhookStatistics() } ?? WebhookStatistics(delivered: 0, failedAttempts: 0, pending: 0, oldestPendingAge: nil)
+            webhooks = try catalog.webhookStatistics(now: Date())
         } catch {
             out.family("darkroom_catalog_up", .gauge, "Whether the catalog could be read for these metrics.")
             out.sample("darkroom_catalog_up", [:], 0)

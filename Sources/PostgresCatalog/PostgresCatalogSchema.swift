@@ -187,5 +187,6 @@ enum PostgresCatalogSchema {
         // The shared queue of photo jobs (the queue's own migrations, by the same names).
     ] + JobQueue.migrations.map { .init($0.name, $0.statements) } + [
         imports,
+        webhookDeliveries,
     ])
 }

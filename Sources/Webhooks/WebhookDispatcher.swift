@@ -11,16 +11,16 @@ import ServiceSettings
 ///
 /// Each endpoint is served by its own loop, so a dead endpoint holds up neither the others nor
 /// the spool workers. Its state lives in the catalog (`webhook_deliveries`), so a restart neither
-/// resends what was delivered nor loses what was not. Several processes may run a dispatcher on
-/// one catalog: a delivery is claimed in an immediate transaction with a lease, so two
-/// dispatchers do not send it at once. Delivery is at least once: a process killed between an
+/// resends what was delivered nor loses what was not. Several processes (on several machines,
+/// with a PostgreSQL catalog) may run a dispatcher on one catalog: a delivery is claimed with a
+/// lease in one transaction, so two dispatchers do not send it at once. Delivery is at least once: a process killed between an
 /// endpoint's 2xx and the catalog write sends that event again once the lease ends, with the
 /// same `X-Darkroom-Delivery`, which receivers use to de-duplicate.
 public final class WebhookDispatcher: Sendable {
     let settings: WebhookSettings
     let endpoints: [WebhookEndpoint]
     let secret: [UInt8]
-    let catalog: Catalog
+    let catalog: any WebhookStore
     let logger: Logger
     let client: HTTPClient
     /// Deliveries in flight per endpoint: as many as the HTTP client keeps connections to one
@@ -31,13 +31,13 @@ public final class WebhookDispatcher: Sendable {
     let lease: Double
     /// `timeout_seconds`, as the HTTP client counts time.
     let timeoutNanoseconds: Int64
-    /// Catalog calls block while another writer holds SQLite: they run on this queue, never on
-    /// the threads of the Swift concurrency pool that serve HTTP requests.
+    /// Catalog calls block (on SQLite's writer lock, on PostgreSQL's answers): they run on this
+    /// queue, never on the threads of the Swift concurrency pool that serve HTTP requests.
     let catalogQueue = DispatchQueue(label: "darkroom.webhooks.catalog")
 
     /// A dispatcher for `settings.urls`; throws `WebhookError.missingSecret` when URLs are set
     /// but neither `webhooks.secret` nor `DARKROOM_WEBHOOK_SECRET` (in `environment`) is.
-    public init(settings: WebhookSettings, catalog: Catalog, logger: Logger,
+    public init(settings: WebhookSettings, catalog: any WebhookStore, logger: Logger,
                 environment: [String: String] = ProcessInfo.processInfo.environment) throws(WebhookError) {
         var seen = Set<String>()
         let urls = settings.urls.filter { seen.insert($0).inserted }
@@ -98,8 +98,8 @@ public final class WebhookDispatcher: Sendable {
     }
 
     /// Delivery totals over every endpoint, for metrics.
-    public static func statistics(catalog: Catalog) throws(CatalogError) -> WebhookStatistics {
-        try catalog.webhookStatistics()
+    public static func statistics(catalog: any WebhookStore) throws(CatalogError) -> WebhookStatistics {
+        try catalog.webhookStatistics(now: Date())
     }
 
     // MARK: - Delivery

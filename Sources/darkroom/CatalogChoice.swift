@@ -26,7 +26,8 @@ enum CatalogChoice {
         guard let url = configuration.effectiveCatalogURL() else { return nil }
         do {
             return try PostgresCatalog(url: url, momentRules: configuration.moments,
-                                       maximumConnections: configuration.effectiveConcurrency + extraConnections)
+                                       maximumConnections: configuration.effectiveConcurrency + extraConnections
+                                           + (configuration.webhooks.urls.isEmpty ? 0 : 1))
         } catch {
             throw ValidationError("cannot open the PostgreSQL catalog: \(error)")
         }

@@ -66,16 +66,8 @@ struct Run: ParsableCommand {
             throw ValidationError("cannot open the spool, library or catalog: \(error)")
         }
         // A missing secret is one line ("Error: webhooks.urls lists ..."), before any photo is taken.
-        let webhooks: RunWebhooks?
-        switch catalog {
-        case .sqlite(let sqlite):
-            webhooks = try RunWebhooks.start(configuration, catalog: sqlite, logger: logger)
-        case .postgres:
-            guard configuration.webhooks.urls.isEmpty else {
-                throw ValidationError("webhooks are not yet delivered from a PostgreSQL catalog: empty webhooks.urls, or use the SQLite catalog")
-            }
-            webhooks = nil
-        }
+        // Delivery runs on the catalog that holds the outbox, whichever store it is.
+        let webhooks = try RunWebhooks.start(configuration, catalog: catalog.store, logger: logger)
         let signals = StopSignals {
             ServiceManager.notify("STOPPING=1")
             worker.stop()

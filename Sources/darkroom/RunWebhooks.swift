@@ -1,5 +1,6 @@
 import Catalog
 import Dispatch
+import Foundation
 import Logging
 import Webhooks
 import Settings
@@ -8,22 +9,23 @@ import Settings
 /// the concurrency pool while the workers run on their own threads, so a drop folder's photos
 /// reach the backend as `serve`'s do. At the end of a `--once` run, one last pass sends what the
 /// run's last photos produced; whatever an endpoint did not take stays pending in the catalog
-/// for the next run or `serve`.
+/// (SQLite or PostgreSQL) for the next run or `serve`.
 final class RunWebhooks: Sendable {
     private let dispatcher: WebhookDispatcher
-    private let catalog: Catalog
+    private let catalog: any CatalogStore
     private let logger: Logger
     private let delivering: Task<Void, Never>
 
     /// Starts delivering; nil when no URL is configured. Throws a one-line reason when URLs are
     /// set without a secret.
-    static func start(_ configuration: Configuration, catalog: Catalog, logger: Logger) throws(WebhookError) -> RunWebhooks? {
+    static func start(_ configuration: Configuration, catalog: any CatalogStore,
+                      logger: Logger) throws(WebhookError) -> RunWebhooks? {
         guard !configuration.webhooks.urls.isEmpty else { return nil }
         let dispatcher = try WebhookDispatcher(settings: configuration.webhooks, catalog: catalog, logger: logger)
         return RunWebhooks(dispatcher: dispatcher, catalog: catalog, logger: logger)
     }
 
-    private init(dispatcher: WebhookDispatcher, catalog: Catalog, logger: Logger) {
+    private init(dispatcher: WebhookDispatcher, catalog: any CatalogStore, logger: Logger) {
         self.dispatcher = dispatcher
         self.catalog = catalog
         self.logger = logger
@@ -39,7 +41,7 @@ final class RunWebhooks: Sendable {
             await delivering.value
             let pass = lastPass ? await dispatcher.deliverDue() : WebhookPass()
             await dispatcher.shutdown()
-            let pending = (try? catalog.counts().outboxPending) ?? 0
+            let pending = (try? catalog.counts(now: Date()).outboxPending) ?? 0
             var fields: Logger.Metadata = ["pending_events": "\(pending)"]
             if lastPass { fields["last_pass_delivered"] = "\(pass.delivered)"; fields["last_pass_failed"] = "\(pass.failed)" }
             if pending > 0 {

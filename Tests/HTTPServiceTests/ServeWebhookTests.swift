@@ -11,9 +11,9 @@ import Settings
 struct ServeWebhookTests {
     static let secret = "hook-secret"
 
-    @Test func anUploadsEventsReachTheBackendSignedAndInOrder() async throws {
+    @Test(arguments: TestStore.available) func anUploadsEventsReachTheBackendSignedAndInOrder(store: TestStore) async throws {
         try await HookReceiver.with { hook in
-            try await TestService.with(configure: { configuration in
+            try await TestService.with(store: store, configure: { configuration in
                 configuration.webhooks.urls = [hook.url]
                 configuration.webhooks.secret = Self.secret
                 configuration.webhooks.pollIntervalSeconds = 0.05
