@@ -131,6 +131,14 @@ let package = Package(
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // `darkroom catalog copy`: an SQLite catalog into an empty PostgreSQL one, ids kept, resumable, counts checked.
+        .target(name: "CatalogCopy", dependencies: [
+            "Catalog", "Failures", "PostgresCatalog", "PostgresStore", "Terminal",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // A throwaway PostgreSQL cluster (initdb in a temporary directory, a free port) for the
         // tests and the benchmark; it stops and is removed when they are done.
         .target(name: "PostgresHarness", dependencies: ["PostgresStore"]),
@@ -157,7 +165,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ], exclude: ["openapi.json"]),
         .executableTarget(name: "darkroom", dependencies: [
-            "BuildInfo", "Catalog", "CatalogImports", "HTTPService", "Imaging", "Ingest", "JSONValues", "LibraryImport", "Moments", "Operations",
+            "BuildInfo", "Catalog", "CatalogCopy", "CatalogImports", "HTTPService", "Imaging", "Ingest", "JSONValues", "LibraryImport", "Moments", "Operations",
             "PhotoMetadata", "PostgresCatalog", "ServiceSettings", "Settings", "Storage", "Terminal", "Webhooks",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -180,6 +188,14 @@ let package = Package(
         .testTarget(name: "ImagingTests", dependencies: ["Imaging", "Failures", "SeededRandom"]),
         .testTarget(name: "PostgresCatalogTests", dependencies: [
             "PostgresCatalog", "PostgresStore", "PostgresHarness", "Catalog", "CatalogFixtures", "CatalogImports", "Moments", "SeededRandom",
+        ]),
+        .testTarget(name: "CatalogCopyTests", dependencies: [
+            "CatalogCopy", "Catalog", "CatalogFixtures", "CatalogImports", "Failures", "HTTPService", "JSONValues", "Moments", "Operations",
+            "PostgresCatalog", "PostgresHarness", "PostgresStore", "Settings",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         .testTarget(name: "PostgresQueueTests", dependencies: ["PostgresQueue", "PostgresStore", "PostgresHarness", "Failures"]),
         .testTarget(name: "PhotoMetadataTests", dependencies: ["PhotoMetadata", "SeededRandom"]),

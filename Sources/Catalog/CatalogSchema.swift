@@ -312,3 +312,16 @@ enum CatalogSchema {
         try db.execute(sql: "CREATE INDEX outbox_pending ON outbox(id) WHERE delivered_at IS NULL")
     }
 }
+
+
+extension Catalog {
+    /// How the schema of an SQLite catalog opened elsewhere (read-only: `catalog copy`, which
+    /// must not migrate its source) stands against this version's migrations: those it lacks
+    /// (written by an older darkroom) and those this version does not know (a newer one).
+    public static func migrationGaps(in db: Database) throws -> (missing: [String], unknown: [String]) {
+        let migrator = CatalogSchema.migrator
+        let applied = try migrator.appliedIdentifiers(db)
+        let known = migrator.migrations
+        return (known.filter { !applied.contains($0) }, applied.subtracting(known).sorted())
+    }
+}

@@ -122,7 +122,7 @@ public final class PostgresCatalog: Sendable {
     }
 
     /// Any error of a catalog call as the `CatalogError` the worker classifies.
-    static func catalogError(_ error: any Error, location: PostgresLocation) -> CatalogError {
+    public static func catalogError(_ error: any Error, location: PostgresLocation) -> CatalogError {
         if let error = error as? CatalogError { return error }
         if let error = error as? MomentError { return .rule(error) }
         let failure = PostgresError(error)

@@ -14,9 +14,9 @@ struct PostgresMomentStore: MomentStore {
 
     // MARK: Row mapping
 
-    private static let pictureColumns = "p.id, p.sha256, p.author_id, p.moment_time, p.latitude, p.longitude, p.requested_moment_id, p.cover_score"
+    static let pictureColumns = "p.id, p.sha256, p.author_id, p.moment_time, p.latitude, p.longitude, p.requested_moment_id, p.cover_score"
 
-    private static func facts(_ row: PostgresRow) throws -> PhotoFacts {
+    static func facts(_ row: PostgresRow) throws -> PhotoFacts {
         let (id, key, author, time, latitude, longitude, requested, score) =
             try row.decode((Int64, String, String?, Double?, Double?, Double?, Int64?, Double).self)
         return PhotoFacts(
@@ -210,7 +210,7 @@ struct PostgresMomentStore: MomentStore {
     // MARK: Mutations
 
     mutating func savePicture(_ facts: PhotoFacts) throws {
-        let point = facts.timeAndPlace.map { [$0.1.latitude, $0.1.longitude, $0.0.timeIntervalSince1970] }
+        let point = Self.position(of: facts)
         try session.execute("""
             UPDATE pictures SET in_moments = true, author_id = \(facts.author), moment_time = \(facts.capturedAt?.timeIntervalSince1970),
               latitude = \(facts.location?.latitude), longitude = \(facts.location?.longitude),
@@ -321,9 +321,7 @@ struct PostgresMomentStore: MomentStore {
     // MARK: Index maintenance
 
     private func insertPlaceBoxes(_ place: Place) throws {
-        for box in Geo.boundingBoxes(around: place.center, radiusMetres: place.radiusMetres) {
-            let low = [box.minLatitude, box.minLongitude]
-            let high = [box.maxLatitude, box.maxLongitude]
+        for (low, high) in Self.boxes(of: place) {
             try session.execute("INSERT INTO place_boxes (place_id, box) VALUES (\(place.id), cube(\(low)::float8[], \(high)::float8[]))")
         }
     }
@@ -333,10 +331,29 @@ struct PostgresMomentStore: MomentStore {
         guard moment.kind == .declared else { return }
         try session.execute("DELETE FROM moment_boxes WHERE moment_id = \(moment.id)")
         guard let place = try place(id: moment.placeId) else { return }
-        for box in Geo.boundingBoxes(around: place.center, radiusMetres: place.radiusMetres) {
-            let low = [box.minLatitude, box.minLongitude, moment.start.timeIntervalSince1970]
-            let high = [box.maxLatitude, box.maxLongitude, moment.end.timeIntervalSince1970]
+        for (low, high) in Self.boxes(of: moment, at: place) {
             try session.execute("INSERT INTO moment_boxes (moment_id, box) VALUES (\(moment.id), cube(\(low)::float8[], \(high)::float8[]))")
+        }
+    }
+
+    // MARK: Derived values (also what `catalog copy` fills: PostgresCatalog+Copy)
+
+    /// A filed picture's point in (latitude, longitude, time), nil without a trusted time and a place.
+    static func position(of facts: PhotoFacts) -> [Double]? {
+        facts.timeAndPlace.map { [$0.1.latitude, $0.1.longitude, $0.0.timeIntervalSince1970] }
+    }
+
+    /// A place's boxes in (latitude, longitude): its circle's (two across the date line).
+    static func boxes(of place: Place) -> [(low: [Double], high: [Double])] {
+        Geo.boundingBoxes(around: place.center, radiusMetres: place.radiusMetres).map { box in
+            ([box.minLatitude, box.minLongitude], [box.maxLatitude, box.maxLongitude])
+        }
+    }
+
+    /// A declared moment's boxes in (latitude, longitude, time): its place's circle over its window.
+    static func boxes(of moment: Moment, at place: Place) -> [(low: [Double], high: [Double])] {
+        boxes(of: place).map { low, high in
+            (low + [moment.start.timeIntervalSince1970], high + [moment.end.timeIntervalSince1970])
         }
     }
 }
