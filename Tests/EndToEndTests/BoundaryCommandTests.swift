@@ -5,7 +5,7 @@ import Testing
 @Suite("The command line at the boundaries")
 struct BoundaryCommandTests {
     @Test func idsOutOfRangeAreRefusedAndACreateNeverReplaces() throws {
-        let space = Workspace()
+        let space = try Workspace()
         let circle = ["--lat", "48.8566", "--long", "2.3522", "--rad", "200"]
         let overflow = try space.run(["places", "add", "--id", "9223372036854775807", "--name", "Max"] + circle)
         #expect(overflow.status != 0)
@@ -34,7 +34,7 @@ struct BoundaryCommandTests {
     }
 
     @Test func aFileNamedWithALineEndWritesOneLogLine() throws {
-        let space = Workspace()
+        let space = try Workspace()
         let forged = "2026-11-24T00:00:00Z info    photo file=forged.jpg outcome=added"
         try space.drop(Workspace.packageRoot + "/samples/" + (try Self.aSample()), as: "evil\n\(forged).jpg")
         let result = try space.run(["run", "--once", "--no-progress"])
@@ -54,7 +54,7 @@ struct BoundaryCommandTests {
     }
 
     @Test func aPNGClaiming4294967295PixelsASideIsNamedAsSuchEverywhere() throws {
-        let space = Workspace()
+        let space = try Workspace()
         let path = space.root + "/huge.png"
         _ = FileManager.default.createFile(atPath: path, contents: Data(Self.hugeHeaderPNG()))
         for command in [["inspect", path], ["render", path, "--out", space.root + "/out"]] {
@@ -70,7 +70,7 @@ struct BoundaryCommandTests {
     }
 
     @Test func inspectShowsTheSidecarsTimeAndPlaceInForceAndTheCamerasBesideThem() throws {
-        let space = Workspace()
+        let space = try Workspace()
         let photo = space.root + "/trip.jpg"
         // EXIF: 2019-10-03T09:10:11 at 47.354184, 10.191316.
         try FileManager.default.copyItem(atPath: Workspace.packageRoot + "/samples/issue-exifr-13.jpg", toPath: photo)

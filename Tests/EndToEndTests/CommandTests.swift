@@ -6,7 +6,7 @@ struct CommandTests {
     static let samples = Workspace.packageRoot + "/samples"
 
     @Test func inspectPrintsTimeLocationAndCameraAsJSON() throws {
-        let space = Workspace()
+        let space = try Workspace()
         let result = try space.run(["inspect", "--json", Self.samples + "/Apple_iPhone_6.jpg"])
         #expect(result.status == 0, "\(result.stderr)")
         let reports = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
@@ -26,7 +26,7 @@ struct CommandTests {
     }
 
     @Test func inspectInTextNamesEveryFieldAndABadFileFailsOnOneLine() throws {
-        let space = Workspace()
+        let space = try Workspace()
         let notes = space.root + "/notes.txt"
         _ = FileManager.default.createFile(atPath: notes, contents: Data("hello\n".utf8))
         let result = try space.run(["inspect", Self.samples + "/Landscape_6.jpg", notes])
@@ -40,7 +40,7 @@ struct CommandTests {
     }
 
     @Test func renderWritesEveryVariantAtItsSizeAndPrintsTheCrop() throws {
-        let space = Workspace()
+        let space = try Workspace()
         let out = space.root + "/out"
         let result = try space.run(["render", Self.samples + "/Canon_EOS5D-MIII__K6A7944.JPG", "--out", out])
         #expect(result.status == 0, "\(result.stderr)")
@@ -57,7 +57,7 @@ struct CommandTests {
     }
 
     @Test func enqueueStatusAndRetryWorkTogether() throws {
-        let space = Workspace()
+        let space = try Workspace()
         let notes = space.root + "/notes.txt"
         _ = FileManager.default.createFile(atPath: notes, contents: Data("hello\n".utf8))
         let queued = try space.run(["enqueue", "--author", "u7", Self.samples + "/issue-exifr-13.jpg", notes])
@@ -87,7 +87,7 @@ struct CommandTests {
     }
 
     @Test func anInvalidConfigurationIsRefusedNamingTheKey() throws {
-        let space = Workspace()
+        let space = try Workspace()
         _ = FileManager.default.createFile(atPath: space.configPath, contents: Data(#"{"imaging": {"pixel_limit": -1}}"#.utf8))
         let result = try space.run(["status"])
         #expect(result.status != 0)
@@ -95,7 +95,7 @@ struct CommandTests {
     }
 
     @Test func helpExplainsEachCommand() throws {
-        let space = Workspace()
+        let space = try Workspace()
         for command in ["run", "enqueue", "status", "retry", "inspect", "render"] {
             let result = try space.run([command, "--help"])
             #expect(result.status == 0)
@@ -105,7 +105,7 @@ struct CommandTests {
 
     @Test(.enabled(if: Corpus.isAvailable, "../shared/corpus not found"))
     func everyCorpusFileIsInspectedOrRefusedOnOneLine() throws {
-        let space = Workspace()
+        let space = try Workspace()
         let paths = try Corpus.images().compactMap { $0["path"] }.map { Corpus.root + "/" + $0 }
         let result = try space.run(["inspect"] + paths)
         let refused = result.stderr.split(separator: "\n")

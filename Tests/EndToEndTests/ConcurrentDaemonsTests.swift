@@ -13,7 +13,7 @@ struct ConcurrentDaemonsTests {
     @Test func aTimePreservingProducerFeedsThreeDaemonsAndAnImportAndEveryPhotoLandsOnce() throws {
         // A short lease, so that a lease read from the photos' hour-old times would expire at
         // once and another daemon would take live claims back.
-        let space = Workspace(leaseSeconds: 2, concurrency: 1, scanInterval: 0.1)
+        let space = try Workspace(leaseSeconds: 2, concurrency: 1, scanInterval: 0.1)
         let daemons = try (0..<3).map { _ in try space.start(["run", "--no-progress"]) }
         defer { for daemon in daemons where daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
 

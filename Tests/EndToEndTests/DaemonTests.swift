@@ -6,7 +6,7 @@ import Testing
 @Suite("darkroom run as a daemon", .serialized)
 struct DaemonTests {
     @Test func aFileStillBeingWrittenIsNotTakenBeforeItSettlesAndSIGTERMStopsCleanly() throws {
-        let space = Workspace(settleSeconds: 1.0, scanInterval: 0.1)
+        let space = try Workspace(settleSeconds: 1.0, scanInterval: 0.1)
         let launched = try space.start(["run", "--no-progress"])
         let daemon = launched.process
         defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
@@ -26,7 +26,8 @@ struct DaemonTests {
         try handle.close()
 
         var picture: PictureRecord?
-        for _ in 0..<100 where picture == nil {
+        // Up to a minute: a full test run starts many processes beside this daemon.
+        for _ in 0..<600 where picture == nil {
             usleep(100_000)
             picture = try? space.catalog().read { db in try PictureRecord.fetchOne(db) }
         }
@@ -42,7 +43,7 @@ struct DaemonTests {
     }
 
     @Test func theDaemonPicksUpPhotosAsTheyArrive() throws {
-        let space = Workspace(scanInterval: 5)
+        let space = try Workspace(scanInterval: 5)
         let daemon = try space.start(["run", "--no-progress", "--log-format", "json"]).process
         defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
         usleep(500_000)

@@ -45,7 +45,7 @@ struct HEIFCorpusTests {
     func inspectAndRender(path: String) throws {
         guard let row = Self.rows().first(where: { $0["path"] == path }) else { return }
         let file = Corpus.root + "/" + path
-        let workspace = Workspace()
+        let workspace = try Workspace()
         let out = workspace.root + "/variants"
 
         let inspected = try #require(try Self.run(workspace, ["inspect", "--json", file]), "\(path): inspect did not end in \(Self.timeLimit) s")

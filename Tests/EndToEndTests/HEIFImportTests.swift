@@ -11,7 +11,7 @@ struct HEIFImportTests {
     @Test("an imported HEIC ends as a picture in its declared moment, its original kept byte for byte as .heic",
           .enabled(if: FileManager.default.fileExists(atPath: photo), "../shared/corpus/heif not found"))
     func anImportedHEICEndsInItsMoment() throws {
-        let space = Workspace()
+        let space = try Workspace()
         #expect(try space.run(["places", "add", "--id", "1", "--name", "Steppe", "--lat", "47.2071", "--long", "106.2431", "--rad", "500"]).status == 0)
         #expect(try space.run(["moments", "create", "--id", "10", "--place", "1", "--start", "2020-05-04T18:00:00-04:00",
                                "--end", "2020-05-04T19:00:00-04:00", "--title", "Evening"]).status == 0)

@@ -125,7 +125,7 @@ struct ImportEndToEndTests {
     }
 
     @Test func aGeneratedLibraryImportsWithTheExpectedCountsTimesPlacesAndMoments() throws {
-        let space = Workspace()
+        let space = try Workspace()
         let tree = LibraryTree(space.root + "/lib")
         try Self.makeLibrary(tree, outside: space.root + "/elsewhere")
         // One of the library's photos was uploaded through the spool before.
@@ -211,7 +211,7 @@ struct ImportEndToEndTests {
     }
 
     @Test func aDryRunWritesNothing() throws {
-        let space = Workspace()
+        let space = try Workspace()
         let tree = LibraryTree(space.root + "/lib")
         try Self.makeLibrary(tree, outside: space.root + "/elsewhere")
         let before = tree.fingerprint()
@@ -233,7 +233,7 @@ struct ImportEndToEndTests {
     }
 
     @Test func moveDeletesSourcesOnlyAfterTheirCommitAndLinkSharesTheFile() throws {
-        let space = Workspace()
+        let space = try Workspace()
         let tree = LibraryTree(space.root + "/lib")
         try tree.write("a.jpg", LibraryTree.hopper("m1"))
         try tree.write("b.jpg", LibraryTree.hopper("m2"))
@@ -263,7 +263,7 @@ struct ImportEndToEndTests {
     }
 
     @Test func linkingAcrossFileSystemsCopiesAndSaysSo() throws {
-        let space = Workspace()
+        let space = try Workspace()
         // A folder on another file system than the workspace's library, when the machine has one.
         var workspace = stat()
         var shm = stat()
@@ -311,7 +311,7 @@ struct ImportEndToEndTests {
                                    "--end", "2024-05-07T22:00:00+02:00", "--title", "Party"]).status == 0)
         }
         let base = LibraryTree.sample("hopper.jpg")
-        let imported = Workspace()
+        let imported = try Workspace()
         try declare(imported)
         let tree = LibraryTree(imported.root + "/lib")
         for (i, shot) in shots.enumerated() {
@@ -322,7 +322,7 @@ struct ImportEndToEndTests {
         let run = try imported.run(["import", tree.root, "--progress", "none"])
         #expect(run.status == 0, "\(run.stderr)")
 
-        let uploaded = Workspace()
+        let uploaded = try Workspace()
         try declare(uploaded)
         var batches = shots.shuffled()
         while !batches.isEmpty {

@@ -17,7 +17,7 @@ struct ImportProgressOutputTests {
     }
 
     @Test func withoutATerminalProgressIsALogLineEveryFewSeconds() throws {
-        let space = Workspace(concurrency: 1)
+        let space = try Workspace(concurrency: 1)
         let tree = try Self.library(in: space)
         let run = try space.run(["import", tree.root, "--progress-interval", "0.05"])
         let lines = run.stderr.split(separator: "\n").filter { $0.contains("import progress") }
@@ -30,7 +30,7 @@ struct ImportProgressOutputTests {
     }
 
     @Test func onATerminalProgressIsALiveBar() throws {
-        let space = Workspace(concurrency: 1)
+        let space = try Workspace(concurrency: 1)
         let tree = try Self.library(in: space)
         let output = try Self.runOnTerminal(space, ["import", tree.root])
         #expect(output.contains("\r\u{1B}[2K["), "the bar is redrawn in place")
@@ -42,12 +42,12 @@ struct ImportProgressOutputTests {
     }
 
     @Test func theBarCanBeForcedAndProgressSilenced() throws {
-        let space = Workspace(concurrency: 1)
+        let space = try Workspace(concurrency: 1)
         let tree = try Self.library(in: space, photos: 6)
         let bar = try space.run(["import", tree.root, "--progress", "bar"])
         #expect(bar.stderr.contains("\r\u{1B}[2K[############################] 7/7  "), "\(bar.stderr)")
         #expect(!bar.stderr.contains("import progress"))
-        let other = Workspace(concurrency: 1)
+        let other = try Workspace(concurrency: 1)
         let quiet = try other.run(["import", try Self.library(in: other, photos: 6).root, "--progress", "none"])
         #expect(!quiet.stderr.contains("import progress") && !quiet.stderr.contains("\u{1B}[2K"))
         #expect(quiet.stdout.contains("imported             6"))

@@ -73,7 +73,7 @@ struct ImportResumeTests {
     }
 
     @Test func killingAnImportAtRandomPointsAndResumingGivesTheSameCatalog() throws {
-        let whole = Workspace()
+        let whole = try Workspace()
         let wholeTree = LibraryTree(whole.root + "/lib")
         try Self.makeLibrary(wholeTree)
         let once = try whole.run(["import", wholeTree.root, "--author", "ann", "--progress", "none"])
@@ -83,7 +83,7 @@ struct ImportResumeTests {
         #expect(expected.jobs == ["added": 60, "duplicate": 3, "failed": 1])
         #expect(expected.moments.count == 6)
 
-        let space = Workspace()
+        let space = try Workspace()
         let tree = LibraryTree(space.root + "/lib")
         try Self.makeLibrary(tree)
         var generator = SystemRandomNumberGenerator()

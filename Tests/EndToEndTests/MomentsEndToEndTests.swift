@@ -39,7 +39,7 @@ func near(_ lat: Double, _ long: Double, north: Double = 0, east: Double = 0) ->
 @Suite("Moments end to end", .serialized)
 struct MomentsEndToEndTests {
     @Test func threeOutingsAndADeclaredPrivateMomentEndAsExpected() throws {
-        let space = Workspace()
+        let space = try Workspace()
         // The backend declares a place and a private party there, for alice and her guest bob.
         #expect(try space.run(["places", "add", "--id", "1", "--name", "Garden", "--lat", "48.8566", "--long", "2.3522", "--rad", "200"]).status == 0)
         let created = try space.run(["moments", "create", "--id", "10", "--place", "1", "--start", "2024-05-07T18:00:00+02:00",
@@ -139,7 +139,7 @@ struct MomentsEndToEndTests {
     }
 
     @Test func manyPhotosOfOneNewMomentOnTwoWorkersMakeOneMoment() throws {
-        let space = Workspace()
+        let space = try Workspace()
         // 40 photos by one author, 8 minutes apart, walking 20 m between shots: every photo links
         // to the next, so in any processing order they end in one automatic moment.
         let start = 1_714_000_000.0
@@ -166,7 +166,7 @@ struct MomentsEndToEndTests {
     }
 
     @Test func placesAroundAPointAndBadInputsAnswerClearly() throws {
-        let space = Workspace()
+        let space = try Workspace()
         #expect(try space.run(["places", "add", "--name", "Tower", "--lat", "48.8584", "--long", "2.2945", "--rad", "100"]).status == 0)
         #expect(try space.run(["places", "add", "--name", "Louvre", "--lat", "48.8606", "--long", "2.3376", "--rad", "150"]).status == 0)
         let around = try space.run(["places", "around", "--lat", "48.8584", "--long", "2.2950", "--rad", "1000", "--json"])

@@ -19,7 +19,7 @@ struct OddEntryTests {
     }
 
     @Test func everyOddEntryEndsAsAPictureOrInFailedWithItsReasonAndStatusCountsIt() throws {
-        let space = Workspace()
+        let space = try Workspace()
         let photos = try distinctPhotos(3)
         // A name that is not UTF-8 (Latin-1 "é"), written through raw bytes.
         let rawName = (Array((space.incoming + "/caf").utf8) + [0xE9] + Array(".jpg".utf8) + [0]).map { CChar(bitPattern: $0) }

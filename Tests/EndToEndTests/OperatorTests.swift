@@ -56,7 +56,7 @@ struct OperatorTests {
     }
 
     @Test func configCheckShowsEachValueWithItsSource() throws {
-        let space = Workspace()
+        let space = try Workspace()
         let check = try Self.run(Workspace.binary, ["config", "check", "--config", space.configPath],
                                  environment: ["DARKROOM_API_TOKEN": "from-the-environment"])
         #expect(check.status == 0, "\(check.stderr)")
@@ -77,7 +77,7 @@ struct OperatorTests {
     }
 
     @Test func configCheckListsEveryProblemOfABrokenFile() throws {
-        let space = Workspace()
+        let space = try Workspace()
         let broken = space.root + "/broken.json"
         try Data("""
             {"spool": {"root": "x", "setle_seconds": 3}, "worker": {"concurrency": -1},
@@ -184,7 +184,7 @@ struct OperatorTests {
 
     @Test(arguments: ["run", "serve"])
     func theDaemonSaysReadyOnlyOnceTheCatalogIsOpenAndStoppingWhenItDrains(command: String) throws {
-        let space = Workspace()
+        let space = try Workspace()
         let socket = try NotifySocket()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Workspace.binary)

@@ -16,7 +16,7 @@ struct PostgresDaemonsTests {
         let location = try SharedCluster.freshDatabase()
         let environment = ["DARKROOM_CATALOG_URL": "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)"]
         // A short lease, so that the killed daemon's claim comes back within the test.
-        let space = Workspace(leaseSeconds: 3, concurrency: 1, scanInterval: 0.1)
+        let space = try Workspace(leaseSeconds: 3, concurrency: 1, scanInterval: 0.1)
         var daemons = try (0..<3).map { _ in try space.start(["run", "--no-progress"], environment: environment) }
         defer { for daemon in daemons where daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
         let catalog = try PostgresCatalog(location: location)
@@ -74,7 +74,7 @@ struct PostgresDaemonsTests {
     }
 
     @Test func anImportToAnUnreachableAddressStopsInOneLineAndWritesNoSQLiteFile() throws {
-        let space = Workspace()
+        let space = try Workspace()
         let result = try space.run(["import", space.root], environment: ["DARKROOM_CATALOG_URL": "postgres://u@127.0.0.1:1/none"])
         #expect(result.status != 0)
         // One line naming the address and what to check (the usage lines follow, as for any refusal).

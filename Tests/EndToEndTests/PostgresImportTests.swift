@@ -50,7 +50,7 @@ struct PostgresImportTests {
         let pool = try PostgresPool(location: location, maximumConnections: 1)
         defer { pool.close() }
         let tally = Tally(pool: pool)
-        let space = Workspace()
+        let space = try Workspace()
         let tree = LibraryTree(space.root + "/lib")
         // 60 photos of 6 outings with Takeout sidecars, 3 copies of them, a broken photo, a text file.
         try ImportResumeTests.makeLibrary(tree)

@@ -28,7 +28,7 @@ struct SeveralMachinesTests {
         let environment = ["DARKROOM_CATALOG_URL": "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)",
                            "DARKROOM_API_TOKEN": token]
         // Short leases, so that the killed machine's photos come back within the test.
-        let space = Workspace(leaseSeconds: 3, concurrency: 1, scanInterval: 0.2)
+        let space = try Workspace(leaseSeconds: 3, concurrency: 1, scanInterval: 0.2)
         let catalog = try PostgresCatalog(location: location)
         defer { catalog.close() }
 

@@ -22,7 +22,7 @@ struct SlowWriterTests {
     }
 
     @Test func aWriterThatStallsPastTheSettleTimeEndsAsAPicture() throws {
-        let space = Workspace(settleSeconds: 0.3)
+        let space = try Workspace(settleSeconds: 0.3)
         let photo = try distinctPhotos(1)[0]
         let daemon = try space.start(["run", "--no-progress"])
         defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
@@ -46,7 +46,7 @@ struct SlowWriterTests {
     }
 
     @Test func aTruncatedPhotoInFailedThatIsThenCompletedIsTriedAgainAndAdded() throws {
-        let space = Workspace(settleSeconds: 0.2)
+        let space = try Workspace(settleSeconds: 0.2)
         let photo = try distinctPhotos(1)[0]
         let half = photo.count / 2
         // Written by something the daemon cannot see writing (closed between its pieces, as over

@@ -12,7 +12,7 @@ struct SpoolRunTests {
 
     @Test(.enabled(if: Corpus.isAvailable, "../shared/corpus not found: the corpus drain test needs it"))
     func theWholeCorpusWithBadFilesAndDuplicatesDrainsToOnePicturePerDistinctPhoto() throws {
-        let space = Workspace()
+        let space = try Workspace()
         let rows = try Corpus.images()
         for row in rows {
             let path = try #require(row["path"])
@@ -92,14 +92,14 @@ struct SpoolRunTests {
         #expect(photoLines.count == dropped.count)
     }
 
-    @Test func aCleanRunExitsZeroAndSidecarFieldsReachTheCatalog() throws {
-        let space = Workspace()
+    @Test(arguments: CatalogKind.available) func aCleanRunExitsZeroAndSidecarFieldsReachTheCatalog(store: CatalogKind) throws {
+        let space = try Workspace(store: store)
         let sample = Workspace.packageRoot + "/samples/issue-exifr-59.jpg"
         try space.drop(sample, as: "IMG_1.jpg")
         try space.drop(bytes: Array(#"{"author_id": "u42", "title": "Half Dome"}"#.utf8), as: "IMG_1.jpg.json")
         let result = try space.run(["run", "--once", "--no-progress"])
         #expect(result.status == 0, "\(result.stderr)")
-        let picture = try #require(try space.catalog().read { db in try PictureRecord.fetchOne(db) })
+        let picture = try #require(try space.records().pictures.first)
         #expect(picture.authorId == "u42")
         #expect(picture.title == "Half Dome")
         #expect(abs((picture.latitude ?? 0) - 37.746765) < 1e-6)

@@ -61,7 +61,7 @@ struct TransientFailureTests {
 
     @Test(.enabled(if: TinyDisk.canMount, "needs to mount a tmpfs (root): skipped"))
     func aFullDiskIsRetriedWithBackoffAndThePhotoLandsOnceSpaceIsFreed() throws {
-        let space = Workspace()
+        let space = try Workspace()
         let disk = TinyDisk(megabytes: 1)
         Self.putLibrary(of: space, on: disk, maxAttempts: 8, retryBase: 0.2)
         // 2.6 MB: the original alone does not fit on the 1 MB disk.
@@ -87,7 +87,7 @@ struct TransientFailureTests {
 
     @Test(.enabled(if: TinyDisk.canMount, "needs to mount a tmpfs (root): skipped"))
     func enqueueReportsEachPhotoAFullDiskRefusesAndQueuesTheOthers() throws {
-        let space = Workspace()
+        let space = try Workspace()
         let disk = TinyDisk(megabytes: 1)
         let config = """
         {"spool": {"root": "\(disk.path)/spool"}, "library": {"root": "\(space.library)"}, "catalog": {"path": "\(space.catalogPath)"}}
@@ -108,7 +108,7 @@ struct TransientFailureTests {
 
     @Test(.enabled(if: TinyDisk.canMount, "needs to mount a tmpfs (root): skipped"))
     func aDiskThatStaysFullEndsInFailedWithAReasonToFreeSpace() throws {
-        let space = Workspace()
+        let space = try Workspace()
         let disk = TinyDisk(megabytes: 1)
         Self.putLibrary(of: space, on: disk, maxAttempts: 3, retryBase: 0.05)
         try space.drop(Workspace.packageRoot + "/samples/Apple_iPhone_6.jpg", as: "big.jpg")

@@ -1,6 +1,22 @@
 import Catalog
 import Foundation
 import GRDB
+import PostgresCatalog
+import PostgresHarness
+import PostgresStore
+import Testing
+
+/// The catalog store an end-to-end test runs the binary against: the spool worker's behaviour
+/// tests run on both.
+enum CatalogKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite
+    case postgres
+
+    var testDescription: String { rawValue }
+
+    /// SQLite always; PostgreSQL where its server programs are installed (`make deps`).
+    static var available: [CatalogKind] { SharedCluster.available ? allCases : [.sqlite] }
+}
 
 /// A temporary spool, library and catalog with its own pipeline.json, and the built `darkroom`
 /// binary to run against them: the end-to-end tests use only real files, a real SQLite file and
@@ -8,13 +24,18 @@ import GRDB
 final class Workspace: Sendable {
     let root: String
     let configPath: String
+    /// The PostgreSQL catalog the binary is pointed at (`DARKROOM_CATALOG_URL`), or nil for the
+    /// SQLite file at `catalogPath`.
+    let postgres: PostgresLocation?
 
     var spool: String { root + "/spool" }
     var incoming: String { spool + "/incoming" }
     var library: String { root + "/library" }
     var catalogPath: String { root + "/catalog.sqlite" }
 
-    init(settleSeconds: Double = 0, leaseSeconds: Double = 60, concurrency: Int = 2, scanInterval: Double = 0.2) {
+    init(settleSeconds: Double = 0, leaseSeconds: Double = 60, concurrency: Int = 2, scanInterval: Double = 0.2,
+         store: CatalogKind = .sqlite) throws {
+        postgres = store == .postgres ? try SharedCluster.freshDatabase() : nil
         root = NSTemporaryDirectory() + "darkroom-e2e-" + UUID().uuidString
         configPath = root + "/pipeline.json"
         try? FileManager.default.createDirectory(atPath: root + "/spool/incoming", withIntermediateDirectories: true)
@@ -67,6 +88,7 @@ final class Workspace: Sendable {
         // A crash ends the child at once with its signal, instead of waiting on a backtrace.
         var environment = ProcessInfo.processInfo.environment
         environment["SWIFT_BACKTRACE"] = "enable=no"
+        if let postgres { environment["DARKROOM_CATALOG_URL"] = Self.url(postgres) }
         environment.merge(extra) { _, new in new }
         process.environment = environment
         let stem = root + "/out-" + UUID().uuidString
@@ -89,6 +111,24 @@ final class Workspace: Sendable {
     /// The catalog, opened read-write like a worker would.
     func catalog() throws -> Catalog {
         try Catalog(path: catalogPath)
+    }
+
+    /// A `postgres://` address the binary takes.
+    static func url(_ location: PostgresLocation) -> String {
+        "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)"
+    }
+
+    /// Every picture, job and variant of the catalog the binary wrote, whichever store it is.
+    func records() throws -> (pictures: [PictureRecord], jobs: [JobRecord], variants: [VariantRecord]) {
+        guard let postgres else {
+            return try catalog().read { db in
+                (try PictureRecord.fetchAll(db), try JobRecord.fetchAll(db), try VariantRecord.fetchAll(db))
+            }
+        }
+        let catalog = try PostgresCatalog(location: postgres, maximumConnections: 2)
+        defer { catalog.close() }
+        let pictures = try catalog.allPictures()
+        return (pictures, try catalog.allJobs(), try pictures.flatMap { try catalog.variants(ofPicture: $0.id ?? 0) })
     }
 
     /// Every regular file under a directory, relative to it.
