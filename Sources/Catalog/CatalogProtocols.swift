@@ -109,8 +109,9 @@ public enum QueuedPhotoState: Sendable, Equatable {
 /// under a lease they renew; the commit that records the photo completes its job in the same
 /// transaction, and only while the lease is still the committer's, so no photo is done twice.
 public protocol PhotoJobQueue: Sendable {
-    /// Records a photo placed under `queued/` as a job (again: nothing, the file is the key).
-    func admitPhoto(file: String, urgent: Bool) throws(CatalogError)
+    /// Records photos placed under `queued/` as jobs (a file already recorded: nothing, the
+    /// file is the key).
+    func admitPhotos(files: [String], urgent: Bool) throws(CatalogError)
     /// Takes the next photo for `owner` (a lapsed lease first, then urgent, then the oldest);
     /// nil when none is waiting.
     func claimPhoto(owner: String, leaseSeconds: Double) throws(CatalogError) -> QueuedPhoto?

@@ -41,7 +41,7 @@ struct UploadHandler: Sendable {
                 try await environment.blocking {
                     guard let file = try spool.admit(name) else { return }
                     spool.clearUrgent(name)
-                    try jobs.admitPhoto(file: file, urgent: true)
+                    try jobs.admitPhotos(files: [file], urgent: true)
                 }
             } catch {
                 environment.logger.warning("upload accepted but not yet queued; a worker's scan queues it",

@@ -68,24 +68,46 @@ extension Worker {
         return finished(hand.snapshot, started: started)
     }
 
-    /// Admits photos found ready in `incoming/`: each into `queued/`, then its job (urgent ones,
-    /// the uploads, in the urgent lane). A photo another process took first is passed over.
+    /// Admits photos found ready in `incoming/`: each into `queued/`, then their jobs, by the
+    /// hundred in one statement (urgent ones, the uploads, first, in the urgent lane). A photo
+    /// another process took first is passed over.
     func admit(_ names: [String], urgent: Set<String>, _ jobs: any PhotoJobQueue, _ hand: SharedQueueHand) {
-        for name in names where !stopSignal.isRaised {
+        let ordered = names.filter { urgent.contains($0) } + names.filter { !urgent.contains($0) }
+        var batch: [String] = []
+        var batchIsUrgent = true
+        func record() {
+            guard !batch.isEmpty else { return }
+            do {
+                try jobs.admitPhotos(files: batch, urgent: batchIsUrgent)
+                hand.wake()
+            } catch {
+                // The photos are in `queued/` without their jobs: the next reconciliation records them.
+                logger.error("cannot record queued photos in the job queue", metadata: ["count": "\(batch.count)", "reason": "\(error)"])
+            }
+            batch.removeAll()
+        }
+        for name in ordered where !stopSignal.isRaised {
             // A writer that stalled past the settle time still holds its file open: it is waited for.
             if FileSystem.isOpenForWriting(spool.incoming + "/" + name) == true { continue }
+            let isUrgent = urgent.contains(name)
+            if isUrgent != batchIsUrgent || batch.count >= Self.admissionBatch {
+                record()
+                batchIsUrgent = isUrgent
+            }
             do {
                 guard let file = try spool.admit(name) else { continue }
                 spool.clearUrgent(name)
-                try jobs.admitPhoto(file: file, urgent: urgent.contains(name))
-                hand.wake()
+                batch.append(file)
             } catch {
-                // The photo is in `incoming/` still, or in `queued/` without its job, which the
-                // next reconciliation records.
+                // The photo stays in `incoming/` for the next scan.
                 logger.error("cannot queue photo", metadata: ["file": "\(name)", "reason": "\(error)"])
             }
         }
+        record()
     }
+
+    /// Photos admitted in one statement: a backlog's first jobs are claimable at once.
+    static let admissionBatch = 100
 
     /// Takes jobs from the shared queue and processes them until the worker stops.
     private func claimLoop(_ jobs: any PhotoJobQueue, _ hand: SharedQueueHand) {
@@ -211,7 +233,7 @@ extension Worker {
             let name = QueuedPhoto(jobId: 0, file: file, attempts: 0, owner: "").sourceName
             switch states[file] {
             case nil:
-                guard (try? jobs.admitPhoto(file: file, urgent: false)) != nil else { continue }
+                guard (try? jobs.admitPhotos(files: [file], urgent: false)) != nil else { continue }
                 logger.notice("queued a photo whose job was never recorded", metadata: ["file": "\(name)"])
             case .done?:
                 spool.consumeQueued(file)

@@ -11,11 +11,13 @@ extension PostgresCatalog: PhotoJobQueue {
     /// The job kind of a photo under `queued/`.
     static let photoKind = "photo"
 
-    public func admitPhoto(file: String, urgent: Bool) throws(CatalogError) {
+    /// In one statement, whatever their number (a scan that finds a thousand files).
+    public func admitPhotos(files: [String], urgent: Bool) throws(CatalogError) {
+        guard !files.isEmpty else { return }
         let lane: Int16 = urgent ? 0 : 1
-        _ = try readOne { session in
+        _ = try leased { session in
             try session.execute("""
-                INSERT INTO queue_jobs (kind, payload, lane) VALUES (\(Self.photoKind), \(file), \(lane))
+                INSERT INTO queue_jobs (kind, payload, lane) SELECT \(Self.photoKind), file, \(lane) FROM unnest(\(files)) AS file
                 ON CONFLICT (payload) WHERE kind = 'photo' DO NOTHING
                 """)
         }
@@ -26,7 +28,7 @@ extension PostgresCatalog: PhotoJobQueue {
         binds.append(owner)
         binds.append(leaseSeconds)
         let query = PostgresQuery(unsafeSQL: QueueSQL.claim, binds: binds)
-        return try readOne { session in
+        return try leased { session in
             try session.rows(query).first.map { row in
                 let (id, _, payload, attempts) = try row.decode((Int64, String, String, Int32).self)
                 return QueuedPhoto(jobId: id, file: payload, attempts: Int(attempts), owner: owner)
@@ -40,7 +42,7 @@ extension PostgresCatalog: PhotoJobQueue {
         binds.append(photo.jobId)
         binds.append(photo.owner)
         let query = PostgresQuery(unsafeSQL: QueueSQL.renew, binds: binds)
-        return try readOne { session in try !session.rows(query).isEmpty }
+        return try leased { session in try !session.rows(query).isEmpty }
     }
 
     public func completing(_ photo: QueuedPhoto) -> any PictureCatalog {

@@ -20,6 +20,10 @@ public final class PostgresCatalog: Sendable {
     /// The moment rules applied when pictures arrive and moments are declared.
     public let momentRules: MomentRules
     let pool: PostgresPool
+    /// Connections whose commits do not wait for the disk (`synchronous_commit` off), for the
+    /// shared queue's admissions, claims and renewals: should the server crash and lose one, a
+    /// lapsed lease or the reconciliation of `queued/` covers it. A photo's commit never runs here.
+    let leasePool: PostgresPool
 
     /// The advisory lock every write holds: shared on its first try, exclusive on a retry.
     static let assignerLock: Int64 = 7_261_900_914
@@ -34,6 +38,8 @@ public final class PostgresCatalog: Sendable {
         self.momentRules = momentRules
         do {
             pool = try PostgresPool(location: location, maximumConnections: maximumConnections, logger: logger)
+            leasePool = try PostgresPool(location: location, maximumConnections: max(2, maximumConnections / 4),
+                                         settings: [("synchronous_commit", "off")], logger: logger)
         } catch {
             throw CatalogError.refused(error.description)
         }
@@ -56,7 +62,10 @@ public final class PostgresCatalog: Sendable {
     }
 
     /// Closes the connections.
-    public func close() { pool.close() }
+    public func close() {
+        pool.close()
+        leasePool.close()
+    }
 
     /// The names of the migrations applied, oldest first.
     public func appliedMigrations() throws(CatalogError) -> [String] {
@@ -107,6 +116,16 @@ public final class PostgresCatalog: Sendable {
     func readOne<T>(_ body: (PostgresSession) throws -> T) throws(CatalogError) -> T {
         do {
             return try pool.withSession { session in try body(session) }
+        } catch {
+            throw Self.catalogError(error, location: location)
+        }
+    }
+
+    /// Runs `body`, one statement, on a connection of the lease pool (commits that do not wait
+    /// for the disk).
+    func leased<T>(_ body: (PostgresSession) throws -> T) throws(CatalogError) -> T {
+        do {
+            return try leasePool.withSession { session in try body(session) }
         } catch {
             throw Self.catalogError(error, location: location)
         }

@@ -22,12 +22,15 @@ public final class PostgresPool: @unchecked Sendable {  // safe: `idle`, `open` 
     private let connectionIds = ManagedAtomicCounter()
 
     /// A pool for `location`; connects lazily, so a server that is down is met by the first call.
-    public init(location: PostgresLocation, maximumConnections: Int = 8,
+    /// `settings` are session settings every connection starts with (`synchronous_commit`).
+    public init(location: PostgresLocation, maximumConnections: Int = 8, settings: [(String, String)] = [],
                 logger: Logger = Logger(label: "darkroom.postgres")) throws(PostgresError) {
         self.location = location
         self.maximumConnections = max(1, maximumConnections)
         self.logger = logger
-        self.configuration = try location.connectionConfiguration()
+        var configuration = try location.connectionConfiguration()
+        configuration.options.additionalStartupParameters = settings
+        self.configuration = configuration
     }
 
     deinit { close() }
