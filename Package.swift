@@ -178,8 +178,11 @@ let package = Package(
             "BenchKit", "PostgresQueue", "PostgresStore", "PostgresHarness",
             .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
+        // The benchmarks' inputs: 12 MP photo sets (windows of a corpus photo with its EXIF, or a
+        // generated picture) and a synthetic library of outings and declared moments.
+        .target(name: "BenchInputs", dependencies: ["BenchKit", "Imaging", "Moments", "SeededRandom"]),
         .executableTarget(name: "darkroom-bench", dependencies: [
-            "BenchKit", "Imaging", "PhotoMetadata", "Moments", "Catalog", "Ingest", "LibraryImport", "Settings", "Storage",
+            "BenchKit", "BenchInputs", "Imaging", "PhotoMetadata", "Moments", "Catalog", "Ingest", "LibraryImport", "Settings", "Storage",
             "SeededRandom", "PostgresHarness", "PostgresCatalog", "PostgresBench",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOCore", package: "swift-nio"),

@@ -88,7 +88,10 @@ public struct QueuedPhoto: Sendable, Equatable {
     }
 
     /// The name the photo arrived under (its place under `queued/` less the token).
-    public var sourceName: String {
+    public var sourceName: String { Self.sourceName(ofFile: file) }
+
+    /// The name a photo arrived under, from its place under `queued/` (`TOKEN/NAME`).
+    public static func sourceName(ofFile file: String) -> String {
         guard let slash = file.firstIndex(of: "/") else { return file }
         return String(file[file.index(after: slash)...])
     }

@@ -154,27 +154,14 @@ extension Worker {
         let started = Date()
         let claim = spool.queuedClaim(photo.file, sourceName: photo.sourceName, worker: identity.name, recoveries: photo.attempts - 1)
         let catalog = jobs.completing(photo)
-        guard let entry = FileSystem.entryStatus(claim.path) else {
+        guard FileSystem.entryStatus(claim.path) != nil else {
             // Its bytes are gone from the shared storage (removed by hand, or a rename the file
             // system lost in a crash): nothing to process, and nothing to move.
             let reason = "its file is gone from the spool's queued/ (\(photo.file)); send the photo again"
             return failQueued(claim, photo, catalog, ProcessingFailure.permanent(reason, .storage), attempts: photo.attempts, started: started)
         }
-        if let refusal = entry.kind.refusal {
-            return failQueued(claim, photo, catalog, ProcessingFailure.permanent(refusal, .badInput), attempts: 1, started: started)
-        }
-        if claim.recoveries > configuration.maxRecoveries {
-            let reason = "a worker stopped while processing this photo \(claim.recoveries) times; it may crash the decoder; check the file"
-            return failQueued(claim, photo, catalog, ProcessingFailure.permanent(reason, .crashed), attempts: claim.recoveries, started: started)
-        }
         let processor = PhotoProcessor(configuration: configuration, library: library, catalog: catalog, budget: processor.budget)
-        let tries = processor.withRetries(started: started, stop: stopSignal, failWhenStopped: false, retrying: { failure, attempt, delay in
-            logger.warning("retrying after a transient failure", metadata: [
-                "file": "\(photo.sourceName)", "attempt": "\(attempt)", "delay_s": "\(delay)", "reason": "\(failure.reason)"])
-        }) { attempt, deadline in
-            try processor.process(claim, attempt: attempt, deadline: deadline, startedAt: started)
-        }
-        switch tries {
+        switch tries(claim, with: processor, failWhenStopped: false, started: started) {
         case .failed(let failure, let attempts):
             return failQueued(claim, photo, catalog, failure, attempts: attempts, started: started)
         case .stopped:
@@ -230,7 +217,7 @@ extension Worker {
             return
         }
         for file in files {
-            let name = QueuedPhoto(jobId: 0, file: file, attempts: 0, owner: "").sourceName
+            let name = QueuedPhoto.sourceName(ofFile: file)
             switch states[file] {
             case nil:
                 guard (try? jobs.admitPhotos(files: [file], urgent: false)) != nil else { continue }

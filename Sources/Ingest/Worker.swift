@@ -204,25 +204,32 @@ public final class Worker: Sendable {
         }
         queue.holding(claim)
         let started = Date()
-        // Checked on the claimed entry itself: a link is never followed, a FIFO never opened.
-        if let refusal = EntryKind(at: claim.path).refusal {
-            return fail(claim, ProcessingFailure.permanent(refusal, .badInput), attempts: 1, started: started)
-        }
-        if claim.recoveries > configuration.maxRecoveries {
-            return fail(claim, ProcessingFailure.permanent("a worker stopped while processing this photo \(claim.recoveries) times; it may crash the decoder; check the file", .crashed), attempts: claim.recoveries, started: started)
-        }
-        let tries = processor.withRetries(started: started, stop: stopSignal, failWhenStopped: true, retrying: { failure, attempt, delay in
-            logger.warning("retrying after a transient failure", metadata: [
-                "file": "\(name)", "attempt": "\(attempt)", "delay_s": "\(delay)", "reason": "\(failure.reason)"])
-        }) { attempt, deadline in
-            try processor.process(claim, attempt: attempt, deadline: deadline, startedAt: started)
-        }
-        switch tries {
+        switch tries(claim, with: processor, failWhenStopped: true, started: started) {
         case .failed(let failure, let attempts), .stopped(let failure, let attempts):
             return fail(claim, failure, attempts: attempts, started: started)
         case .done(let outcome):
             spool.complete(claim)
             return logged(outcome, name: name, started: started)
+        }
+    }
+
+    /// What every claimed photo goes through, whichever queue it came from: an entry that is
+    /// not a photo and a photo that stopped its workers too often are refused (checked on the
+    /// claimed entry itself: a link is never followed, a FIFO never opened); any other is
+    /// processed, transient failures tried again with backoff.
+    func tries(_ claim: Claim, with processor: PhotoProcessor, failWhenStopped: Bool, started: Date) -> TriesOutcome {
+        if let refusal = EntryKind(at: claim.path).refusal {
+            return .failed(ProcessingFailure.permanent(refusal, .badInput), attempts: 1)
+        }
+        if claim.recoveries > configuration.maxRecoveries {
+            let reason = "a worker stopped while processing this photo \(claim.recoveries) times; it may crash the decoder; check the file"
+            return .failed(ProcessingFailure.permanent(reason, .crashed), attempts: claim.recoveries)
+        }
+        return processor.withRetries(started: started, stop: stopSignal, failWhenStopped: failWhenStopped, retrying: { [logger] failure, attempt, delay in
+            logger.warning("retrying after a transient failure", metadata: [
+                "file": "\(claim.sourceName)", "attempt": "\(attempt)", "delay_s": "\(delay)", "reason": "\(failure.reason)"])
+        }) { attempt, deadline in
+            try processor.process(claim, attempt: attempt, deadline: deadline, startedAt: started)
         }
     }
 

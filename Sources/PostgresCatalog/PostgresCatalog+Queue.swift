@@ -80,11 +80,11 @@ extension PostgresCatalog: PhotoJobQueue {
     }
 
     public func isPhotoHeld(sourceNames: [String]) throws(CatalogError) -> Bool? {
-        // The place under queued/ is TOKEN/NAME with a token of 16 characters.
+        // The place under queued/ is TOKEN/NAME (see `QueuedPhoto.sourceName`).
         try readOne { session in
             try session.values("""
                 SELECT state = 'running' FROM queue_jobs
-                WHERE kind = 'photo' AND state IN ('queued', 'running') AND substr(payload, 18) = ANY(\(sourceNames))
+                WHERE kind = 'photo' AND state IN ('queued', 'running') AND substr(payload, strpos(payload, '/') + 1) = ANY(\(sourceNames))
                 ORDER BY id DESC LIMIT 1
                 """, as: Bool.self).first
         }

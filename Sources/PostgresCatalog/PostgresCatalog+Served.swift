@@ -17,7 +17,7 @@ extension PostgresCatalog {
         _ = try readOne { session in try session.value("SELECT count(*) FROM darkroom_migrations", as: Int64.self) }
     }
 
-    /// Counted whole at each call, in one statement per figure: jobs commit here from several
+    /// Counted whole at each call (outcomes, categories, then count, sum and buckets in one pass): jobs commit here from several
     /// writers at once, so their ids do not arrive in order and cannot be counted from a mark.
     public func jobFigures(durationBoundsMs boundsMs: [Double]) throws(CatalogError) -> JobFigures {
         try read { session in
@@ -32,12 +32,14 @@ extension PostgresCatalog {
                 let (category, count) = try row.decode((String, Int64).self)
                 categories[category, default: 0] += Int(count)
             }
-            let (count, total) = try session.rows("SELECT count(*), COALESCE(sum(duration_ms), 0) FROM jobs")
-                .first?.decode((Int64, Double).self) ?? (Int64(0), 0.0)
-            let buckets = try session.values("""
-                SELECT (SELECT count(*) FROM jobs WHERE duration_ms <= bound) FROM unnest(\(boundsMs)) WITH ORDINALITY AS b(bound, n) ORDER BY n
-                """, as: Int64.self)
-            return JobFigures(outcomes: outcomes, failureCategories: categories, durationBuckets: buckets.map(Int.init),
+            // Count, sum and every bucket in one pass over the jobs.
+            var binds = PostgresBindings(capacity: boundsMs.count)
+            for bound in boundsMs { binds.append(bound) }
+            let buckets = boundsMs.indices.map { "count(*) FILTER (WHERE duration_ms <= $\($0 + 1))" }.joined(separator: ", ")
+            let row = try session.rows(PostgresQuery(
+                unsafeSQL: "SELECT count(*), COALESCE(sum(duration_ms), 0), ARRAY[\(buckets)]::bigint[] FROM jobs", binds: binds)).first
+            let (count, total, cumulative) = try row?.decode((Int64, Double, [Int64]).self) ?? (Int64(0), 0.0, [Int64]())
+            return JobFigures(outcomes: outcomes, failureCategories: categories, durationBuckets: cumulative.map(Int.init),
                               count: Int(count), durationSumMs: total)
         }
     }

@@ -81,11 +81,6 @@ extension Spool {
         return files
     }
 
-    /// How many photos wait under `queued/`.
-    public func queuedCount() -> Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: queued))?.count ?? 0
-    }
-
     private func removeEmptyQueuedParents(of path: String) {
         var directory = (path as NSString).deletingLastPathComponent
         while directory.count > queued.count, directory.hasPrefix(queued + "/") {

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
-import Catalog
+import BenchInputs
 import BenchKit
+import Catalog
 import Foundation
 #if canImport(Glibc)
 import Glibc

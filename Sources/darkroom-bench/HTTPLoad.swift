@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BenchInputs
 import BenchKit
 import Foundation
 import SeededRandom

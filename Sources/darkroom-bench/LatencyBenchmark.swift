@@ -1,6 +1,7 @@
 import AsyncHTTPClient
-import Catalog
+import BenchInputs
 import BenchKit
+import Catalog
 import Foundation
 
 /// `darkroom-bench latency`: how long an upload takes to be `done`, against the photo's own

@@ -1,10 +1,11 @@
-import Catalog
+import BenchInputs
 import BenchKit
+import Catalog
 import Foundation
 import Moments
 import PhotoMetadata
-import PostgresCatalog
 import PostgresBench
+import PostgresCatalog
 import PostgresHarness
 
 /// `darkroom-bench moments`: moment assignment at library scale. Synthetic pictures (metadata

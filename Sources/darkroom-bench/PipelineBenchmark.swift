@@ -1,3 +1,4 @@
+import BenchInputs
 import BenchKit
 import Foundation
 import Storage

@@ -1,5 +1,6 @@
-import Catalog
+import BenchInputs
 import BenchKit
+import Catalog
 import Foundation
 import PostgresCatalog
 #if canImport(Glibc)

@@ -22,6 +22,12 @@ struct Run: ParsableCommand {
         exactly one of them, and the claims of a process that died are taken back after \
         spool.lease_seconds. One log line per photo goes to standard error.
 
+        With the catalog in PostgreSQL (catalog.url or DARKROOM_CATALOG_URL), processes on \
+        several machines share it, with spool.root and library.root on a mount they all reach: \
+        each photo found in spool/incoming/ moves to spool/queued/ and becomes a job in the \
+        database, and the workers of every machine claim jobs there under a lease they renew; a \
+        machine that dies lets its leases lapse and another takes its photos over.
+
         With webhooks.urls set, the catalog's outbox events are delivered as `darkroom serve` \
         delivers them (signed, retried, in order per moment); with --once, one last pass sends \
         what the run produced before it exits, and what an endpoint did not take stays pending \

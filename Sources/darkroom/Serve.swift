@@ -17,12 +17,14 @@ struct Serve: AsyncParsableCommand {
         POST /v1/uploads takes a photo, as the raw body with its fields in the query string, or \
         as multipart/form-data with a `file` part and its fields as form fields: author_id, \
         moment_id, title, visibility, focal_x and focal_y (0 to 1), latitude, longitude, \
-        altitude, taken_at, the keys of a sidecar. Only JPEG and PNG are taken, told by their \
+        altitude, taken_at, the keys of a sidecar. Only JPEG, PNG, HEIC, HEIF and AVIF are taken, told by their \
         bytes (415 otherwise), up to server.max_upload_bytes (413). The photo is written into \
         spool/incoming/ the safe way and answered 202 as soon as it is durable (fsynced), \
         without waiting for processing, with an upload id; \
         GET /v1/uploads/ID tells whether it is queued, processing, done (with its picture, \
-        moment and variant URLs), a duplicate (of which picture) or failed (with the reason).
+        moment and variant URLs), a duplicate (of which picture) or failed (with the reason). \
+        With the catalog in PostgreSQL (catalog.url), an accepted upload becomes a job of the \
+        shared queue at once, taken first by the workers of any machine.
 
         The read API: GET /v1/pictures/ID, GET /v1/moments/ID, GET /v1/moments/ID/pictures \
         (stable order, ?limit= and ?after= for paging), GET /v1/places/around?lat=&long=&rad=; \

@@ -3,8 +3,8 @@ import Foundation
 
 /// A synthetic photo-like PNG (gradients, texture, discs) for machines without the corpus.
 /// Stored (uncompressed) deflate blocks keep the writer short; the size does not matter here.
-enum SyntheticPhoto {
-    static func png(width: Int, height: Int) -> [UInt8] {
+public enum SyntheticPhoto {
+    public static func png(width: Int, height: Int) -> [UInt8] {
         var raw = [UInt8]()
         raw.reserveCapacity((width * 3 + 1) * height)
         for y in 0..<height {

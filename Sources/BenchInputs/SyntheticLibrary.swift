@@ -7,36 +7,36 @@ import SeededRandom
 /// (one on the 180° meridian), who go on outings (walks of photos close in place and time, now
 /// and then with a pause of hours), and declared moments (events; a few large festivals) that
 /// many authors attend. Reproducible from its seed.
-struct SyntheticLibrary {
+public struct SyntheticLibrary {
     /// One picture's facts, as the worker would have read them.
-    struct Picture {
-        var key: String
-        var author: Int
+    public struct Picture {
+        public var key: String
+        public var author: Int
         /// The trusted capture time (seconds since 1970), nil for an untrusted time.
-        var time: Double?
-        var location: Coordinate?
-        var coverScore: Double
-        var requestedMomentId: Int64?
+        public var time: Double?
+        public var location: Coordinate?
+        public var coverScore: Double
+        public var requestedMomentId: Int64?
 
         /// Whether the moment rules can place it in space and time.
-        var isLocated: Bool { time != nil && location != nil }
+        public var isLocated: Bool { time != nil && location != nil }
     }
 
     /// A moment the backend declares, with its place.
-    struct Event {
-        var id: Int64
-        var name: String
-        var center: Coordinate
-        var radiusMetres: Double
-        var start: Double
-        var end: Double
-        var visibility: Visibility
-        var creator: Int
-        var invitees: [Int]
+    public struct Event {
+        public var id: Int64
+        public var name: String
+        public var center: Coordinate
+        public var radiusMetres: Double
+        public var start: Double
+        public var end: Double
+        public var visibility: Visibility
+        public var creator: Int
+        public var invitees: [Int]
         /// Declared halfway through the ingest rather than before it: its earlier pictures are pulled in.
-        var declaredLate: Bool
+        public var declaredLate: Bool
 
-        var moment: Moment {
+        public var moment: Moment {
             Moment(id: id, kind: .declared, placeId: id, start: Date(timeIntervalSince1970: start), end: Date(timeIntervalSince1970: end),
                    creator: SyntheticLibrary.user(creator), visibility: visibility,
                    invitees: Set(invitees.map(SyntheticLibrary.user)), title: name)
@@ -44,15 +44,15 @@ struct SyntheticLibrary {
     }
 
     /// The pictures in arrival order (shuffled).
-    let pictures: [Picture]
-    let events: [Event]
-    let authors: Int
-    let festivals: Int
+    public let pictures: [Picture]
+    public let events: [Event]
+    public let authors: Int
+    public let festivals: Int
 
-    static func user(_ author: Int) -> String { "user-\(author)" }
+    public static func user(_ author: Int) -> String { "user-\(author)" }
 
     /// Cities (name, latitude, longitude); Taveuni straddles the 180° meridian.
-    static let cities: [(String, Double, Double)] = [
+    public static let cities: [(String, Double, Double)] = [
         ("Paris", 48.8566, 2.3522), ("Berlin", 52.52, 13.405), ("New York", 40.7128, -74.006),
         ("Tokyo", 35.6762, 139.6503), ("Sydney", -33.8688, 151.2093), ("São Paulo", -23.5505, -46.6333),
         ("Nairobi", -1.2921, 36.8219), ("Reykjavík", 64.1466, -21.9426), ("Suva", -18.1248, 178.4501),
@@ -62,7 +62,7 @@ struct SyntheticLibrary {
     /// Three years of photos.
     static let span = 1_609_459_200.0...1_704_067_200.0
 
-    static func make(pictures count: Int, authors: Int, seed: UInt64) -> SyntheticLibrary {
+    public static func make(pictures count: Int, authors: Int, seed: UInt64) -> SyntheticLibrary {
         var random = SplitMix64(seed: seed)
         var pictures: [Picture] = []
         pictures.reserveCapacity(count)

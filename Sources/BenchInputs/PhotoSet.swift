@@ -3,21 +3,21 @@ import Foundation
 import Imaging
 
 /// The benchmark's input: N JPEGs (12 megapixels by default) written to a directory.
-enum PhotoSet {
-    static let width = 4000
-    static let height = 3000
-    static let quality = 90
+public enum PhotoSet {
+    public static let width = 4000
+    public static let height = 3000
+    public static let quality = 90
     /// A real camera photo (5760×3840, Canon EOS 5D Mark III EXIF) from the shared corpus, if present.
-    static let corpusPhoto = "jpeg/metadata-extractor/Issue_266.jpg"
+    public static let corpusPhoto = "jpeg/metadata-extractor/Issue_266.jpg"
 
-    struct Generated {
-        let files: [URL]
-        let origin: String
+    public struct Generated {
+        public let files: [URL]
+        public let origin: String
         /// Each file's bytes, in the order of `files`.
-        let photos: [[UInt8]]
+        public let photos: [[UInt8]]
     }
 
-    static func corpusDirectory() -> URL? {
+    public static func corpusDirectory() -> URL? {
         var candidates: [URL] = []
         if let variable = ProcessInfo.processInfo.environment["DARKROOM_CORPUS"] {
             candidates.append(URL(fileURLWithPath: variable))
@@ -33,7 +33,7 @@ enum PhotoSet {
     /// Each photo is a different window of the source at `width`×`height` (the focal point
     /// moves across it), so no two files are the same bytes; each carries the source's EXIF
     /// block when the source has one.
-    static func generate(count: Int, into directory: URL, width: Int = width, height: Int = height,
+    public static func generate(count: Int, into directory: URL, width: Int = width, height: Int = height,
                          quality: Int = quality) throws -> Generated {
         let source: [UInt8]
         var origin: String
@@ -64,7 +64,7 @@ enum PhotoSet {
     }
 
     /// `generate` at full size into a new `directory`, saying what it does and where the pixels come from.
-    static func generateAnnounced(count: Int, into directory: URL) throws -> Generated {
+    public static func generateAnnounced(count: Int, into directory: URL) throws -> Generated {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         print("Generating \(count) distinct photos of \(width)×\(height)…")
         let generated = try generate(count: count, into: directory)
@@ -74,7 +74,7 @@ enum PhotoSet {
 
     /// `photo` made distinct by `index`: bytes after the JPEG end marker, which decoders ignore,
     /// so the photo renders the same but has its own SHA-256 (it is not a duplicate).
-    static func distinct(_ photo: [UInt8], index: Int) -> [UInt8] {
+    public static func distinct(_ photo: [UInt8], index: Int) -> [UInt8] {
         var bytes = photo
         bytes += Array("darkroom-bench copy ".utf8) + Array(String(index).utf8)
         return bytes
