@@ -22,7 +22,7 @@ public enum PhotoSet {
         if let variable = ProcessInfo.processInfo.environment["DARKROOM_CORPUS"] {
             candidates.append(URL(fileURLWithPath: variable))
         }
-        // <root>/Sources/darkroom-bench/PhotoSet.swift -> <root>/../shared/corpus
+        // <root>/Sources/BenchInputs/PhotoSet.swift -> <root>/../shared/corpus
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         candidates.append(root.deletingLastPathComponent().appendingPathComponent("shared/corpus"))
         candidates.append(URL(fileURLWithPath: FileManager.default.currentDirectoryPath).deletingLastPathComponent()
