@@ -161,7 +161,6 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "Crypto", package: "swift-crypto"),
         ], exclude: ["openapi.json"]),
         .executableTarget(name: "darkroom", dependencies: [
@@ -170,6 +169,9 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // For tests that start child processes: a wait for one's end that gives up (and kills it)
+        // instead of hanging the run.
+        .target(name: "ChildProcesses"),
         // What every benchmark uses: arguments, the machine's clocks and memory, child processes, tables and verdicts.
         .target(name: "BenchKit", dependencies: ["SeededRandom"]),
         // What the PostgreSQL benchmarks share: the queue's benchmark (claim, renew, complete
@@ -188,12 +190,12 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
 
-        .testTarget(name: "ImagingTests", dependencies: ["Imaging", "Failures", "SeededRandom"]),
+        .testTarget(name: "ImagingTests", dependencies: ["ChildProcesses", "Imaging", "Failures", "SeededRandom"]),
         .testTarget(name: "PostgresCatalogTests", dependencies: [
             "PostgresCatalog", "PostgresStore", "PostgresHarness", "Catalog", "CatalogFixtures", "CatalogImports", "Moments", "SeededRandom",
         ]),
         .testTarget(name: "CatalogCopyTests", dependencies: [
-            "CatalogCopy", "Catalog", "CatalogFixtures", "CatalogImports", "Failures", "HTTPService", "JSONValues", "Moments", "Operations",
+            "ChildProcesses", "CatalogCopy", "Catalog", "CatalogFixtures", "CatalogImports", "Failures", "HTTPService", "JSONValues", "Moments", "Operations",
             "PostgresCatalog", "PostgresHarness", "PostgresStore", "Settings",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "GRDB", package: "GRDB.swift"),
@@ -209,6 +211,7 @@ let package = Package(
         ]),
         .testTarget(name: "SettingsTests", dependencies: ["Settings", "ServiceSettings", "Imaging", "Moments"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
+        .testTarget(name: "TerminalTests", dependencies: ["Terminal"]),
         .testTarget(name: "IngestTests", dependencies: [
             "Ingest", "Settings", "Storage", "Catalog", "Failures", "Imaging", "PhotoMetadata",
             .product(name: "GRDB", package: "GRDB.swift"),
@@ -227,7 +230,7 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "HTTPServiceTests", dependencies: [
-            "HTTPService", "Catalog", "Failures", "Ingest", "ServiceSettings", "Settings", "Storage", "PostgresCatalog", "PostgresHarness",
+            "ChildProcesses", "HTTPService", "Catalog", "Failures", "Ingest", "ServiceSettings", "Settings", "Storage", "PostgresCatalog", "PostgresHarness",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),
@@ -238,7 +241,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
-            "Catalog", "CatalogImports", "PostgresCatalog", "PostgresHarness", "PostgresStore",
+            "ChildProcesses", "Catalog", "CatalogImports", "PostgresCatalog", "PostgresHarness", "PostgresStore",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),

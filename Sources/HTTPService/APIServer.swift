@@ -6,12 +6,12 @@ import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
-import UnixSignals
 import Webhooks
 import Ingest
 import LifecycleServices
 import Settings
 import Storage
+import Terminal
 
 /// Why `darkroom serve` cannot start.
 public enum ServeError: Error, CustomStringConvertible, Sendable, Equatable {
@@ -105,8 +105,12 @@ public final class APIServer: Sendable {
     /// finishes the photos in hand and returns. `onListening` is told the bound port (useful
     /// with `server.port` 0).
     public func run(onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }) async throws {
+        let group = serviceGroup(onListening: onListening)
+        // Caught from here on, before the server listens and says it is ready.
+        let signals = StopSignals { Task { await group.triggerGracefulShutdown() } }
+        defer { signals.cancel() }
         do {
-            try await serviceGroup(signals: [.sigterm, .sigint], onListening: onListening).run()
+            try await group.run()
         } catch let error as IOError {
             let settings = configuration.server
             throw ServeError.cannotListen(address: "\(settings.host):\(settings.port)", reason: String(cString: strerror(error.errnoCode)))
@@ -115,7 +119,7 @@ public final class APIServer: Sendable {
 
     /// The server and the workers as one group: on a graceful shutdown the server stops first,
     /// then the workers.
-    func serviceGroup(signals: [UnixSignal], onListening: @escaping @Sendable (_ port: Int) async -> Void) -> ServiceGroup {
+    func serviceGroup(onListening: @escaping @Sendable (_ port: Int) async -> Void) -> ServiceGroup {
         let settings = configuration.server
         let http = HTTP1Channel.Configuration(
             additionalChannelHandlers: [RequestHeadTimeoutHandler(timeout: .nanoseconds(Int64(settings.headerTimeoutSeconds * 1e9)))],
@@ -139,7 +143,7 @@ public final class APIServer: Sendable {
         services.append(application)
         // Last, so told first when a shutdown starts: the service manager learns at once.
         services.append(StoppingNotice())
-        return ServiceGroup(services: services, gracefulShutdownSignals: signals, logger: environment.logger)
+        return ServiceGroup(services: services, gracefulShutdownSignals: [], logger: environment.logger)
     }
 
     /// Every route of `APIRoute`, behind the metrics, the JSON errors and the token, in that order.

@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import LibraryImport
 import PostgresCatalog
+import Terminal
 
 struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(

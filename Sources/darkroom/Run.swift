@@ -108,24 +108,3 @@ enum LogFormatArgument: String, ExpressibleByArgument, CaseIterable {
         return Logger(label: "darkroom")
     }
 }
-
-/// SIGTERM and SIGINT, routed to `stop` (on a dispatch queue) for as long as this lives
-/// uncancelled: a long command finishes the photos in hand instead of dying mid-photo.
-struct StopSignals {
-    private let sources: [DispatchSourceSignal]
-
-    init(_ stop: @escaping @Sendable () -> Void) {
-        sources = [SIGTERM, SIGINT].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler(handler: stop)
-            source.resume()
-            return source
-        }
-    }
-
-    /// Stops routing the signals (they stay ignored).
-    func cancel() {
-        sources.forEach { $0.cancel() }
-    }
-}

@@ -1,6 +1,7 @@
 import Catalog
 import CatalogCopy
 import CatalogFixtures
+import ChildProcesses
 import Foundation
 import GRDB
 import Logging
@@ -124,7 +125,7 @@ struct CatalogCopyTests {
         let deadline = Date().addingTimeInterval(120)
         while (try picturesCopied() ?? 0) == 0 && killed.isRunning && Date() < deadline { usleep(2_000) }
         kill(killed.processIdentifier, SIGKILL)
-        killed.waitUntilExit()
+        killed.waitForExit()
         #expect(killed.terminationReason == .uncaughtSignal, "the copy ended before it could be killed")
         let partial = try #require(try picturesCopied())
         #expect(partial > 0 && partial < 2_000, "killed after \(partial) pictures")
@@ -217,7 +218,7 @@ enum Command {
     static func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
         let stem = NSTemporaryDirectory() + "darkroom-copy-out-" + UUID().uuidString
         let process = try start(arguments, output: stem)
-        process.waitUntilExit()
+        process.waitForExit()
         defer { for suffix in [".out", ".err"] { try? FileManager.default.removeItem(atPath: stem + suffix) } }
         return (process.terminationStatus, (try? String(contentsOfFile: stem + ".out", encoding: .utf8)) ?? "",
                 (try? String(contentsOfFile: stem + ".err", encoding: .utf8)) ?? "")

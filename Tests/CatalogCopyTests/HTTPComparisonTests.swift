@@ -25,7 +25,7 @@ struct HTTPComparisonTests {
             let server = try APIServer(configuration: configuration, catalog: catalog, jobs: jobs, runWorkers: false,
                                        logger: Copying.quiet, environment: [:])
             let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-            let group = server.serviceGroup(signals: []) { port in continuation.yield(port) }
+            let group = server.serviceGroup { port in continuation.yield(port) }
             let running = Task { try await group.run() }
             var iterator = ports.makeAsyncIterator()
             guard let port = await iterator.next() else { throw CancellationError() }

@@ -1,4 +1,5 @@
 import Catalog
+import ChildProcesses
 import Foundation
 import GRDB
 import Testing
@@ -34,7 +35,7 @@ struct ConcurrentDaemonsTests {
             usleep(20_000)
         }
 
-        importer.process.waitUntilExit()
+        importer.process.waitForExit()
         #expect(importer.process.terminationStatus == 0, "\(importer.stderr.suffix(1000))")
         let deadline = Date().addingTimeInterval(300)
         var jobs = 0
@@ -44,7 +45,7 @@ struct ConcurrentDaemonsTests {
             usleep(100_000)
         }
         for daemon in daemons { kill(daemon.process.processIdentifier, SIGTERM) }
-        for daemon in daemons { daemon.process.waitUntilExit() }
+        for daemon in daemons { daemon.process.waitForExit() }
 
         let outcomes = try space.catalog().read { db in
             try Row.fetchAll(db, sql: "SELECT outcome, COUNT(*) AS n FROM jobs GROUP BY outcome").map { row -> (String, Int) in

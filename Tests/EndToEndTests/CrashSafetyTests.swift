@@ -1,4 +1,5 @@
 import Catalog
+import ChildProcesses
 import Foundation
 import GRDB
 import Testing
@@ -35,7 +36,7 @@ struct CrashSafetyTests {
                 kill(process.processIdentifier, SIGKILL)
                 kills += 1
             }
-            process.waitUntilExit()
+            process.waitForExit()
         }
         let last = try space.run(["run", "--once", "--no-progress"])
         #expect(last.status == 0, "\(last.stderr.suffix(2000))")

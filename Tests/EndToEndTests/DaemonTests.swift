@@ -1,4 +1,5 @@
 import Catalog
+import ChildProcesses
 import Foundation
 import GRDB
 import Testing
@@ -62,7 +63,7 @@ struct DaemonTests {
         }
         #expect(count == photos.count)
         kill(daemon.processIdentifier, SIGINT)
-        daemon.waitUntilExit()
+        daemon.waitForExit()
         #expect(daemon.terminationStatus == 0)
     }
 }

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Testing
 
@@ -33,7 +34,7 @@ struct HEIFCorpusTests {
         while launched.process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         if launched.process.isRunning {
             launched.process.terminate()
-            launched.process.waitUntilExit()
+            launched.process.waitForExit()
             return nil
         }
         return (launched.process.terminationStatus, launched.process.terminationReason, launched.stdout, launched.stderr)

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -82,7 +83,7 @@ struct ImportProgressOutputTests {
         reader.start()
         try process.run()
         close(slave)
-        process.waitUntilExit()
+        process.waitForExit()
         while !reader.isFinished { usleep(10_000) }
         return String(decoding: collected.bytes, as: UTF8.self)
     }

@@ -1,5 +1,6 @@
 import Catalog
 import CatalogImports
+import ChildProcesses
 import Foundation
 import GRDB
 import Testing
@@ -99,13 +100,13 @@ struct ImportResumeTests {
             while launched.process.isRunning, Date() < patience, Self.jobCount(space.catalogPath) <= before { usleep(2_000) }
             usleep(UInt32.random(in: 0...40_000, using: &generator))
             guard launched.process.isRunning else {
-                launched.process.waitUntilExit()
+                launched.process.waitForExit()
                 break
             }
             if round == 2 {
                 // Ctrl-C: the photos in hand finish and are journaled; the run says it was interrupted.
                 kill(launched.process.processIdentifier, SIGINT)
-                launched.process.waitUntilExit()
+                launched.process.waitForExit()
                 if launched.process.terminationReason == .uncaughtSignal {
                     // Under load the process may not have set up its handler yet: SIGINT then
                     // ends it at once, before it has committed anything, as a kill would.
@@ -122,7 +123,7 @@ struct ImportResumeTests {
                 #expect(jobs == journaled, "a graceful stop journals every photo it committed")
             } else {
                 kill(launched.process.processIdentifier, SIGKILL)
-                launched.process.waitUntilExit()
+                launched.process.waitForExit()
                 kills += 1
                 // A killed run cannot record its end: status never shows it as still running, but
                 // as abandoned (unless it was killed before it had recorded its start at all).

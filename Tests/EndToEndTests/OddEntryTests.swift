@@ -1,4 +1,5 @@
 import Catalog
+import ChildProcesses
 import Foundation
 import GRDB
 import Testing
@@ -12,7 +13,7 @@ struct OddEntryTests {
         while launched.process.isRunning, Date() < deadline { usleep(50_000) }
         if launched.process.isRunning {
             kill(launched.process.processIdentifier, SIGKILL)
-            launched.process.waitUntilExit()
+            launched.process.waitForExit()
             return false
         }
         return true

@@ -1,4 +1,5 @@
 import Catalog
+import ChildProcesses
 import Foundation
 import GRDB
 import Testing
@@ -26,7 +27,7 @@ struct OperatorTests {
         process.standardOutput = FileHandle(forWritingAtPath: stem + ".out")
         process.standardError = FileHandle(forWritingAtPath: stem + ".err")
         try process.run()
-        process.waitUntilExit()
+        process.waitForExit()
         return (process.terminationStatus, (try? String(contentsOfFile: stem + ".out", encoding: .utf8)) ?? "",
                 (try? String(contentsOfFile: stem + ".err", encoding: .utf8)) ?? "")
     }
@@ -206,7 +207,7 @@ struct OperatorTests {
 
         kill(process.processIdentifier, SIGTERM)
         #expect(socket.receive() == "STOPPING=1")
-        process.waitUntilExit()
+        process.waitForExit()
         #expect(process.terminationStatus == 0)
     }
 }

@@ -1,4 +1,5 @@
 import Catalog
+import ChildProcesses
 import Foundation
 import PostgresCatalog
 import PostgresHarness
@@ -31,7 +32,7 @@ struct PostgresDaemonsTests {
         func killOneOnceUnderWay() throws {
             guard !killed, try catalog.counts(now: Date()).pictures >= 15 else { return }
             kill(daemons[0].process.processIdentifier, SIGKILL)
-            daemons[0].process.waitUntilExit()
+            daemons[0].process.waitForExit()
             daemons.append(try space.start(["run", "--no-progress"], environment: environment))
             killed = true
         }
@@ -55,7 +56,7 @@ struct PostgresDaemonsTests {
             usleep(100_000)
         }
         for daemon in daemons where daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGTERM) }
-        for daemon in daemons { daemon.process.waitUntilExit() }
+        for daemon in daemons { daemon.process.waitForExit() }
 
         let counts = try catalog.counts()
         #expect(counts.pictures == photos && counts.jobsAdded == photos, "every photo once: \(counts)")

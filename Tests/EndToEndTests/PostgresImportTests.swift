@@ -1,5 +1,6 @@
 import Catalog
 import CatalogImports
+import ChildProcesses
 import Foundation
 import PostgresCatalog
 import PostgresHarness
@@ -69,7 +70,7 @@ struct PostgresImportTests {
         while killed.process.isRunning, Date() < patience, tally.jobs < 5 { usleep(5_000) }
         let killedMidway = killed.process.isRunning
         kill(killed.process.processIdentifier, SIGKILL)
-        killed.process.waitUntilExit()
+        killed.process.waitForExit()
         #expect(killedMidway, "the first import was killed while it ran: \(killed.stderr.suffix(1000))")
         let committedBeforeKill = tally.jobs
         #expect(committedBeforeKill >= 5 && committedBeforeKill < 64, "\(committedBeforeKill) jobs when killed")
@@ -88,7 +89,7 @@ struct PostgresImportTests {
         let patienceAgain = Date().addingTimeInterval(120)
         while interrupted.process.isRunning, Date() < patienceAgain, tally.jobs <= before + 2 { usleep(5_000) }
         kill(interrupted.process.processIdentifier, SIGINT)
-        interrupted.process.waitUntilExit()
+        interrupted.process.waitForExit()
         #expect(interrupted.process.terminationReason == .exit, "the handler stops it: \(interrupted.stderr.suffix(1000))")
         #expect([0, 1, 2].contains(interrupted.process.terminationStatus))
         if interrupted.process.terminationStatus == 2 {

@@ -1,4 +1,5 @@
 import Catalog
+import ChildProcesses
 import Foundation
 import PostgresCatalog
 import PostgresHarness
@@ -180,7 +181,7 @@ final class Machine: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
         process.arguments = ["-u", "true"]
         guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
+        process.waitForExit()
         return process.terminationStatus == 0
     }()
 
@@ -227,7 +228,17 @@ final class Machine: @unchecked Sendable {
         guard let leader = group else { return }
         Glibc.kill(-leader, number)
         var status: Int32 = 0
-        while waitpid(leader, &status, 0) < 0 && errno == EINTR {}
+        // A graceful stop has a minute; then the machine is killed, so the test never hangs on it.
+        let stopBy = Date().addingTimeInterval(60)
+        while waitpid(leader, &status, WNOHANG) == 0 {
+            if Date() >= stopBy {
+                Issue.record("machine \(name) did not stop within a minute of signal \(number); killed")
+                Glibc.kill(-leader, SIGKILL)
+                while waitpid(leader, &status, 0) < 0 && errno == EINTR {}
+                break
+            }
+            usleep(20_000)
+        }
         // The group outlives its leader until its last process ends.
         let deadline = Date().addingTimeInterval(60)
         while Glibc.kill(-leader, 0) == 0, Date() < deadline { usleep(20_000) }

@@ -1,4 +1,5 @@
 import Catalog
+import ChildProcesses
 import Foundation
 import GRDB
 import PostgresCatalog
@@ -104,7 +105,7 @@ final class Workspace: Sendable {
     @discardableResult
     func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
         let launched = try start(arguments, environment: environment)
-        launched.process.waitUntilExit()
+        launched.process.waitForExit()
         return (launched.process.terminationStatus, launched.stdout, launched.stderr)
     }
 
@@ -179,7 +180,7 @@ struct Launched {
 
     /// Waits for the end and returns the log (standard error).
     func finish() -> String {
-        process.waitUntilExit()
+        process.waitForExit()
         return stderr
     }
 }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import ChildProcesses
 import Foundation
 import Testing
 
@@ -49,7 +50,7 @@ struct ServeCommandTests {
         let (root, config) = try workspace(server: #"{"port": 0}"#)
         defer { try? FileManager.default.removeItem(atPath: root) }
         let (process, log) = try launch(["serve", "--config", config], root: root)
-        process.waitUntilExit()
+        process.waitForExit()
         #expect(process.terminationStatus != 0)
         let text = try String(contentsOfFile: log, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(text.contains("set server.token in pipeline.json or DARKROOM_API_TOKEN"))
@@ -66,7 +67,7 @@ struct ServeCommandTests {
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
         #expect(response.status == .ok)
         process.terminate()
-        process.waitUntilExit()
+        process.waitForExit()
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 0)
         #expect(try String(contentsOfFile: log, encoding: .utf8).contains("darkroom serve stopped"))
@@ -97,7 +98,7 @@ struct ServeCommandTests {
         #expect(serving.count > 16, "threads: \(threads)")
         #expect(serving.allSatisfy { $0.nice == main.nice }, "serving: \(serving.filter { $0.nice != main.nice }), main: \(main)")
         process.terminate()
-        process.waitUntilExit()
+        process.waitForExit()
         #expect(process.terminationStatus == 0)
     }
 
@@ -137,7 +138,7 @@ struct ServeCommandTests {
         process.standardOutput = pipe
         try process.run()
         let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        process.waitForExit()
         for words in ["OVERVIEW:", "POST /v1/uploads", "SIGTERM", "DARKROOM_API_TOKEN", "--no-workers"] {
             #expect(text.contains(words), "\(words)")
         }

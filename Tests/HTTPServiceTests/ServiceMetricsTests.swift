@@ -1,4 +1,5 @@
 import Catalog
+import ChildProcesses
 import Failures
 import Foundation
 import GRDB
@@ -269,7 +270,7 @@ struct PhotoDurationTests {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        process.waitUntilExit()
+        process.waitForExit()
         let length = (Date().timeIntervalSince1970 - started) * 1000
         #expect(process.terminationStatus == 1, "one photo failed")
 

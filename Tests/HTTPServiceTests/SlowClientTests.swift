@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Testing
 @testable import HTTPService
@@ -97,7 +98,7 @@ struct SlowClientTests {
         let (server, port, root) = try await startServer(headerTimeout: 3, idleTimeout: 4)
         defer {
             server.terminate()
-            server.waitUntilExit()
+            server.waitForExit()
             try? FileManager.default.removeItem(atPath: root)
         }
         var silent: [Int32] = []
@@ -129,7 +130,7 @@ struct SlowClientTests {
         let (server, port, root) = try await startServer(headerTimeout: 10, idleTimeout: 1)
         defer {
             server.terminate()
-            server.waitUntilExit()
+            server.waitForExit()
             try? FileManager.default.removeItem(atPath: root)
         }
         let fd = connectSocket(port)

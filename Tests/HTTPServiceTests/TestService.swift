@@ -73,7 +73,7 @@ final class TestService: Sendable {
                                    logger: logger, environment: [:])
         }
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        group = server.serviceGroup(signals: []) { port in continuation.yield(port) }
+        group = server.serviceGroup { port in continuation.yield(port) }
         let group = group
         running = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()

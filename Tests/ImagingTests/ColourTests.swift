@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Testing
 @testable import Imaging
@@ -31,7 +32,7 @@ struct ColourTests {
         let writer = Thread { input.fileHandleForWriting.write(Data(text.utf8)); try? input.fileHandleForWriting.close() }
         writer.start()
         let answer = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        process.waitForExit()
         return answer.split(separator: "\n").compactMap { line in
             let values = line.split(separator: " ").compactMap { Double($0) }
             return values.count == 3 ? (values[0], values[1], values[2]) : nil
@@ -146,7 +147,7 @@ struct ColourTests {
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try process.run()
-        process.waitUntilExit()
+        process.waitForExit()
         #expect(process.terminationStatus == 0)
         let reference = try JPEGCodec.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: target))), scaleNumerator: 8, pixelLimit: 0).1.raster
         let full = VariantRecipe(name: "full", fit: .contain, width: 8192, height: 8192, quality: 100)
