@@ -37,7 +37,7 @@ public struct Configuration: Sendable {
     /// A PostgreSQL catalog (`postgres://user@host:port/db`), shared by workers on several
     /// machines; when set it replaces `catalogPath`. `$DARKROOM_CATALOG_URL` stands in for it.
     public var catalogURL: String? = nil
-    /// Photos processed at once; 0 means one per core.
+    /// Photos processed at once; 0 means one per core (one more with a PostgreSQL catalog).
     public var concurrency: Int
     /// Source pixels in flight at once across workers: one huge photo runs alone.
     public var pixelBudget: Int
@@ -79,9 +79,13 @@ public struct Configuration: Sendable {
         variants.first { $0.name == feedVariant } ?? variants[variants.count - 1]
     }
 
-    /// Workers to run: the configured count, or one per core.
+    /// Workers to run: the configured count, or one per core. With the catalog in PostgreSQL,
+    /// one more: each commit there waits for a score of round trips to the server, and the
+    /// extra worker renders while another waits (`darkroom-bench pipeline-postgres`: 93 % of
+    /// SQLite's throughput with two workers on two cores, 97–98 % with three).
     public var effectiveConcurrency: Int {
-        concurrency > 0 ? concurrency : max(1, ProcessInfo.processInfo.activeProcessorCount)
+        if concurrency > 0 { return concurrency }
+        return max(1, ProcessInfo.processInfo.activeProcessorCount) + (effectiveCatalogURL() == nil ? 0 : 1)
     }
 
     /// Render options for one photo.

@@ -21,6 +21,8 @@ enum PipelineBenchmark {
         /// Distinct 12 MP photos generated; the spool cycles through them.
         var base = 8
         var workers = 2
+        /// Whether `--workers` was given (pipeline-postgres otherwise runs each catalog at its default).
+        var workersGiven = false
         /// Spool sizes of the memory-flatness runs (small photos).
         var flatCounts = [1000, 5000]
         var throughput = true
@@ -37,6 +39,7 @@ enum PipelineBenchmark {
             photos = try arguments.int("--photos", default: defaultPhotos)
             base = try arguments.int("--base", default: base)
             workers = try arguments.int("--workers", default: workers, in: 1...64)
+            workersGiven = arguments.has("--workers")
             flatCounts = try arguments.ints("--flat-counts", default: flatCounts)
             throughput = !arguments.has("--no-throughput")
             flatness = !arguments.has("--no-flatness")

@@ -21,10 +21,10 @@ struct PipelineWorkspace {
     let catalogURL: String?
 
     /// Creates the folders and a `pipeline.json` with absolute paths: photos are taken as soon
-    /// as they are in `incoming/` (settle_seconds 0), `workers` workers, the `extra` sections
-    /// (such as `server`), every other key its default.
+    /// as they are in `incoming/` (settle_seconds 0), `workers` workers (nil: darkroom's default
+    /// for the catalog), the `extra` sections (such as `server`), every other key its default.
     /// With `catalogURL`, the catalog is that PostgreSQL database instead of the SQLite file.
-    init(root: URL, workers: Int, catalogURL: String? = nil, extra: [String: Any] = [:]) throws {
+    init(root: URL, workers: Int?, catalogURL: String? = nil, extra: [String: Any] = [:]) throws {
         self.root = root
         self.catalogURL = catalogURL
         try FileManager.default.createDirectory(at: incoming, withIntermediateDirectories: true)
@@ -32,7 +32,7 @@ struct PipelineWorkspace {
             "spool": ["root": root.appendingPathComponent("spool").path, "settle_seconds": 0],
             "library": ["root": library.path],
             "catalog": ["path": catalogPath, "url": catalogURL.map { $0 as Any } ?? NSNull()] as [String: Any],
-            "worker": ["concurrency": workers],
+            "worker": ["concurrency": workers ?? 0],
         ].merging(extra) { _, new in new }
         let data = try JSONSerialization.data(withJSONObject: configuration, options: [.prettyPrinted, .sortedKeys])
         try data.write(to: self.configuration)
@@ -88,9 +88,11 @@ struct PipelineWorkspace {
                              stdout: log + ".out", stderr: log)
     }
 
-    /// Runs `darkroom run --once` on this workspace; its log goes to `darkroom.log`.
-    func run(darkroom: URL, workers: Int) throws -> ChildProcess.Result {
-        try ChildProcess.run(darkroom.path, ["run", "--once", "--config", configuration.path, "--concurrency", String(workers), "--no-progress"],
+    /// Runs `darkroom run --once` on this workspace, with `workers` workers (nil: darkroom's
+    /// default for the catalog); its log goes to `darkroom.log`.
+    func run(darkroom: URL, workers: Int?) throws -> ChildProcess.Result {
+        try ChildProcess.run(darkroom.path, ["run", "--once", "--config", configuration.path, "--no-progress"]
+                             + (workers.map { ["--concurrency", String($0)] } ?? []),
                              stderr: log)
     }
 

@@ -11,8 +11,14 @@ enum PostgresPipelineBenchmark {
     static let ratioTarget = 0.95
 
     static func run(_ options: PipelineBenchmark.Options) throws -> [Verdict] {
-        print("## pipeline-postgres: \(options.photos) spooled 12 MP photos through `darkroom run --once --concurrency \(options.workers)`, "
-              + "catalog in SQLite and in PostgreSQL\n")
+        // Each catalog at darkroom's default worker count (one per core; one more with
+        // PostgreSQL), as a user runs it; `--workers N` runs both with N.
+        let workers: Int? = options.workersGiven ? options.workers : nil
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let described = workers.map { "`--concurrency \($0)` for both" }
+            ?? "each at its default worker count: SQLite \(cores) (one per core), PostgreSQL \(cores + 1) (one more)"
+        print("## pipeline-postgres: \(options.photos) spooled 12 MP photos through `darkroom run --once`, "
+              + "catalog in SQLite and in PostgreSQL, \(described)\n")
         let darkroom = try PipelineBenchmark.darkroomBinary()
         let scratch = try Machine.scratchDirectory("pipeline-postgres")
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -28,13 +34,13 @@ enum PostgresPipelineBenchmark {
         // SQLite, PostgreSQL, then each again, so that drifting load from other work evens out.
         for (round, store) in ["SQLite", "PostgreSQL", "PostgreSQL", "SQLite"].enumerated() {
             let location = store == "PostgreSQL" ? try cluster.freshDatabase(prefix: "pipeline") : nil
-            let workspace = try PipelineWorkspace(root: scratch.appendingPathComponent("run-\(round)"), workers: options.workers,
+            let workspace = try PipelineWorkspace(root: scratch.appendingPathComponent("run-\(round)"), workers: workers,
                                                   catalogURL: location?.description)
             defer { workspace.remove() }
             _ = try workspace.fill(count: options.photos, from: base.photos)
             let before = try location.map { try DatabaseActivity.read($0) }
             let serverBefore = cluster.serverCPUSeconds()
-            let run = try workspace.run(darkroom: darkroom, workers: options.workers)
+            let run = try workspace.run(darkroom: darkroom, workers: workers)
             // The run's backends end as it exits; the postmaster then counts them as reaped.
             usleep(300_000)
             let serverCPU = location == nil ? nil : cluster.serverCPUSeconds().flatMap { after in serverBefore.map { after - $0 } }
@@ -66,7 +72,8 @@ enum PostgresPipelineBenchmark {
             print("Its tables and their indexes after \(options.photos) photos, per picture: "
                   + footprint.map { "\($0.0) \($0.1 / Int64(options.photos)) B" }.joined(separator: ", ") + ".\n")
         }
-        return [Verdict(section: "pipeline-postgres", measure: "`run --once` with the catalog in PostgreSQL ÷ in SQLite, \(options.photos) × 12 MP",
+        let setting = workers.map { "\($0) workers each" } ?? "default workers"
+        return [Verdict(section: "pipeline-postgres", measure: "`run --once` with the catalog in PostgreSQL ÷ in SQLite, \(options.photos) × 12 MP, \(setting)",
                         figure: Table.percent(postgres / max(sqlite, 0.001)), target: "≥ \(Int(ratioTarget * 100)) %",
                         passed: options.photos >= 1000 ? postgres / max(sqlite, 0.001) >= ratioTarget : nil)]
     }

@@ -74,7 +74,7 @@ struct Import: ParsableCommand {
     @Option(help: ArgumentHelp("Seconds between progress log lines.", valueName: "seconds"))
     var progressInterval: Double = ImportOptions.defaultProgressInterval
 
-    @Option(help: ArgumentHelp("Photos processed at once (default: worker.concurrency, or one per core).", valueName: "n"))
+    @Option(help: ArgumentHelp("Photos processed at once (default: worker.concurrency, or one per core, one more with a PostgreSQL catalog).", valueName: "n"))
     var concurrency: Int?
 
     @Option(help: ArgumentHelp("Log lines as human-readable text or as JSON objects.", valueName: "text|json"))

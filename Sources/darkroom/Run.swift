@@ -42,7 +42,7 @@ struct Run: ParsableCommand {
     @Option(help: ArgumentHelp("Log lines as human-readable text or as JSON objects.", valueName: "text|json"))
     var logFormat: LogFormatArgument = .text
 
-    @Option(help: ArgumentHelp("Photos processed at once (default: worker.concurrency, or one per core).", valueName: "n"))
+    @Option(help: ArgumentHelp("Photos processed at once (default: worker.concurrency, or one per core, one more with a PostgreSQL catalog).", valueName: "n"))
     var concurrency: Int?
 
     @Flag(help: "Do not draw a progress bar, even on a terminal.")

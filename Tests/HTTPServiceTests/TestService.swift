@@ -57,9 +57,6 @@ final class TestService: Sendable {
         configuration.server.host = "127.0.0.1"
         configuration.server.port = 0
         configuration.server.token = Self.token
-        // The workers at the test runner's own priority: a machine busy with other tests must not
-        // starve them past the tests' waits (the niceness itself is checked on `darkroom serve`).
-        configuration.server.workerNiceness = 0
         configure(&configuration)
         self.configuration = configuration
         let log = log

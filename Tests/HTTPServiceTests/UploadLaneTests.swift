@@ -15,32 +15,44 @@ struct UploadLaneTests {
         // The backlog is in incoming/ before the workers start: a drop folder's, or `darkroom enqueue`'s.
         try await TestService.with(store: store, configure: { configuration in
             guard let spool = try? Spool(root: configuration.spoolRoot, settleSeconds: 0) else { return }
-            for i in 0..<backlog where (try? spool.enqueue(bytes: Samples.distinct(photo, "backlog \(i)"), name: "b\(i).jpg", sidecar: nil)) != nil {
+            for i in 0..<backlog where (try? spool.enqueue(bytes: Samples.distinct(photo, "backlog \(i)"), name: "backlog-\(i).jpg", sidecar: nil)) != nil {
                 queued += 1
             }
         }) { service in
             #expect(queued == backlog)
+            let sentAt = Date().timeIntervalSince1970
             let accepted = try await service.upload(Samples.distinct(try Samples.gpsPhoto(), "fresh upload"))
             let answeredAt = Date().timeIntervalSince1970
             let id = try #require(try accepted.object()["id"] as? String)
+            // The workers run niced: on a machine busy with other work the upload may take longer
+            // than one wait. What is checked is the order the photos were taken in, not the time.
             let answer = try await service.request(.GET, "/v1/uploads/\(id)?wait=60")
-            #expect(try answer.object()["status"] as? String == "done", "\(answer.text)")
+            var status = try answer.object()["status"] as? String
+            if status == "queued" || status == "processing" {
+                status = try await service.settled(id, timeout: 300)["status"] as? String
+            }
+            #expect(status == "done", "\(answer.text)")
             let jobs = try service.allJobs()
             let upload = try #require(jobs.first { $0.sourceName == "\(id).jpg" })
-            let doneBefore = jobs.filter { $0.sourceName.hasPrefix("b") }.count
+            // Judged by the jobs' own times, not by when this test saw them: its requests may be
+            // answered late on a busy machine while the workers go on.
+            let isBacklog = { (job: JobRecord) in job.sourceName.hasPrefix("backlog-") }
+            let doneBefore = jobs.filter { isBacklog($0) && $0.finishedAt <= upload.finishedAt }.count
             // Once the upload was handed over, the next photo a worker took was the upload: only a
             // photo a worker had already taken off the queue (one per worker) may start in between.
-            let overtaking = jobs.filter { $0.sourceName.hasPrefix("b") && $0.startedAt > answeredAt && $0.startedAt < upload.startedAt }
+            let overtaking = jobs.filter { isBacklog($0) && $0.startedAt > answeredAt && $0.startedAt < upload.startedAt }
             #expect(overtaking.count <= service.configuration.concurrency, "\(overtaking.map(\.sourceName)) started after the upload arrived")
-            #expect(doneBefore < backlog, "the upload was done before the backlog was drained")
-            // The backlog goes on.
-            let deadline = Date().addingTimeInterval(120)
-            var done = doneBefore
-            while done < min(doneBefore + 10, backlog), Date() < deadline {
+            #expect(doneBefore < backlog, "the upload was done after the backlog was drained (its POST took \(String(format: "%.1f", answeredAt - sentAt)) s)")
+            // The backlog goes on after it: ten more photos, or the rest.
+            let wanted = min(10, backlog - doneBefore)
+            let deadline = Date().addingTimeInterval(300)
+            var after = 0
+            repeat {
+                after = try service.allJobs().filter { isBacklog($0) && $0.finishedAt > upload.finishedAt }.count
+                if after >= wanted { break }
                 try await Task.sleep(for: .milliseconds(100))
-                done = try service.allJobs().filter { $0.sourceName.hasPrefix("b") }.count
-            }
-            #expect(done >= min(doneBefore + 10, backlog))
+            } while Date() < deadline
+            #expect(after >= wanted, "\(after) backlog photos done after the upload")
         }
     }
 
