@@ -130,6 +130,9 @@ public protocol PhotoJobQueue: Sendable {
     /// Whether a photo that arrived under any of these names waits for a worker (false) or is
     /// held by one (true); nil when none of them has an unfinished job (an upload's status).
     func isPhotoHeld(sourceNames: [String]) throws(CatalogError) -> Bool?
+    /// Removes up to `limit` done photo jobs that finished before `instant` (their pictures and
+    /// the `jobs` history stay); returns how many went. Failed jobs stay.
+    func pruneDonePhotos(finishedBefore instant: Date, limit: Int) throws(CatalogError) -> Int
 }
 
 /// Where the webhook dispatcher keeps its state: which outbox events each endpoint has taken

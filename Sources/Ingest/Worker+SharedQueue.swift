@@ -36,6 +36,7 @@ extension Worker {
             admit(scan.ready, urgent: scan.urgent, jobs, hand)
             if Date().timeIntervalSince(lastReconciliation) > configuration.leaseSeconds / 2 {
                 reconcileQueued(jobs)
+                pruneDoneJobs(jobs)
                 recoverAbandonedClaims()
                 lastReconciliation = Date()
             }
@@ -206,6 +207,24 @@ extension Worker {
     /// Mends what a process killed between two steps left under `queued/` (files quiet for a
     /// lease, so never one a live worker holds: its renewer keeps it fresh): a file with no job
     /// gets its job; a file whose job is done is removed; one whose job failed goes to `failed/`.
+    /// Removes done queue jobs a week after they finished, a batch per reconciliation: the
+    /// pictures and their `jobs` history stay; only the queue's own record goes, which nothing
+    /// needs once the photo's file has left `queued/`.
+    func pruneDoneJobs(_ jobs: any PhotoJobQueue) {
+        do {
+            let removed = try jobs.pruneDonePhotos(finishedBefore: Date().addingTimeInterval(-Self.doneJobRetentionSeconds),
+                                                   limit: Self.pruneBatch)
+            if removed > 0 { logger.info("removed done jobs from the queue", metadata: ["count": "\(removed)"]) }
+        } catch {
+            logger.warning("cannot remove done jobs from the queue", metadata: ["reason": "\(error)"])
+        }
+    }
+
+    /// How long a done job stays in the queue: a week.
+    static let doneJobRetentionSeconds = 7 * 24 * 3600.0
+    /// Done jobs removed by one machine's reconciliation at most (every half lease).
+    static let pruneBatch = 5_000
+
     func reconcileQueued(_ jobs: any PhotoJobQueue) {
         let files = spool.queuedFiles(quietFor: configuration.leaseSeconds)
         guard !files.isEmpty else { return }
@@ -220,6 +239,13 @@ extension Worker {
             let name = QueuedPhoto.sourceName(ofFile: file)
             switch states[file] {
             case nil:
+                let claim = spool.queuedClaim(file, sourceName: name, worker: identity.name, recoveries: 0)
+                if let committed = try? catalog.finishedJob(claimPath: claim.path), committed.outcome != .failed {
+                    // Committed, and its queue job removed since (`pruneDoneJobs`): only the file was left.
+                    spool.consumeQueued(file)
+                    logger.info("removed a committed photo left in queued/", metadata: ["file": "\(name)"])
+                    continue
+                }
                 guard (try? jobs.admitPhotos(files: [file], urgent: false)) != nil else { continue }
                 logger.notice("queued a photo whose job was never recorded", metadata: ["file": "\(name)"])
             case .done?:

@@ -90,6 +90,18 @@ extension PostgresCatalog: PhotoJobQueue {
         }
     }
 
+    public func pruneDonePhotos(finishedBefore instant: Date, limit: Int) throws(CatalogError) -> Int {
+        // Machines pruning at once skip each other's rows instead of waiting for them.
+        try leased { session in
+            try session.values("""
+                DELETE FROM queue_jobs WHERE id IN (
+                    SELECT id FROM queue_jobs WHERE state = 'done' AND finished_at < \(instant) AND kind = 'photo'
+                    ORDER BY finished_at LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+                RETURNING id
+                """, as: Int64.self).count
+        }
+    }
+
     /// Completes `photo`'s job in the caller's transaction (done, or failed with `failure`);
     /// throws `leaseLost` when the job is no longer the photo's holder's, which rolls back
     /// everything the transaction did. Nothing when there is no queue job.

@@ -67,6 +67,10 @@ public final class JobQueue: Sendable {
         ("v2-queue-photo-files", [
             "CREATE UNIQUE INDEX queue_jobs_photo_files ON queue_jobs (payload) WHERE kind = 'photo'",
         ]),
+        // Done jobs by age, for their removal once nothing needs them.
+        ("v3-queue-done-by-age", [
+            "CREATE INDEX queue_jobs_done ON queue_jobs (finished_at) WHERE state = 'done'",
+        ]),
     ]
 
     /// Connects (a pool of at most `maximumConnections`) and keeps the pool running until `close()`.

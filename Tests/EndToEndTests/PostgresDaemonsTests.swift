@@ -85,4 +85,36 @@ struct PostgresDaemonsTests {
         #expect(!FileManager.default.fileExists(atPath: space.catalogPath))
         #expect(!FileManager.default.fileExists(atPath: space.library), "nothing is placed before the catalog is open")
     }
+
+    /// A photo committed long ago, whose done queue job has since been removed (a week on), and
+    /// whose file was somehow left in `queued/`: the reconciliation finds its commit in `jobs`
+    /// and removes the file, instead of taking it for a photo never queued and adding it again.
+    @Test func aLeftoverFileWhoseDoneJobWasRemovedIsNotProcessedAgain() throws {
+        let location = try SharedCluster.freshDatabase()
+        let environment = ["DARKROOM_CATALOG_URL": "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)"]
+        // A one-second lease: a file quiet for one second is the reconciliation's to look at.
+        let space = try Workspace(leaseSeconds: 1)
+        let photo = LibraryTree.sample("Landscape_6.jpg")
+        try space.drop(bytes: photo, as: "IMG_1.jpg")
+        let first = try space.run(["run", "--once", "--no-progress"], environment: environment)
+        #expect(first.status == 0, "\(first.stderr)")
+        let pool = try PostgresPool(location: location, maximumConnections: 1)
+        defer { pool.close() }
+        let claimPath = try #require(try pool.withSession { session in
+            try session.value("SELECT claim_path FROM jobs WHERE outcome = 'added'", as: String.self)
+        })
+        #expect(claimPath.hasPrefix(space.spool + "/queued/"), "\(claimPath)")
+
+        // The file back where it was processed; its queue job removed.
+        try FileManager.default.createDirectory(atPath: (claimPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(photo).write(to: URL(fileURLWithPath: claimPath))
+        try pool.withSession { session in try session.execute("DELETE FROM queue_jobs") }
+        usleep(1_500_000)
+        let second = try space.run(["run", "--once", "--no-progress"], environment: environment)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: claimPath), "the leftover file is removed")
+        #expect(second.stderr.contains("removed a committed photo left in queued/"), "\(second.stderr)")
+        #expect(try SeveralMachinesTests.count("SELECT count(*) FROM jobs", location) == 1, "nothing processed again")
+        #expect(try SeveralMachinesTests.count("SELECT count(*) FROM queue_jobs", location) == 0, "no job queued again")
+    }
 }
