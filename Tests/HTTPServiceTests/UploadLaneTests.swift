@@ -9,8 +9,10 @@ import Testing
 struct UploadLaneTests {
     @Test(arguments: TestStore.available) func anUploadIsProcessedBeforeABacklogOfAFewHundredPhotosIsDrained(store: TestStore) async throws {
         let backlog = 200
-        // 2 megapixels each: the backlog lasts long enough for the upload to arrive while it is there.
-        let photo = try Samples.bytes("Landscape_6.jpg")
+        // 5.5 megapixels each: the backlog outlasts the upload's arrival by far. (Of 2 megapixels,
+        // three quarters of it was done while a full test run, its disk busy, took 7.5 s to
+        // accept the upload.)
+        let photo = try Samples.bytes("Canon_EOS5D-MIII__K6A7944.JPG")
         var queued = 0
         // The backlog is in incoming/ before the workers start: a drop folder's, or `darkroom enqueue`'s.
         try await TestService.with(store: store, configure: { configuration in
