@@ -80,7 +80,7 @@ public struct Configuration: Sendable {
     }
 
     /// Workers to run: the configured count, or one per core. With the catalog in PostgreSQL,
-    /// one more: each commit there waits for a score of round trips to the server, and the
+    /// one more: each commit there waits for about 25 round trips to the server, and the
     /// extra worker renders while another waits (`darkroom-bench pipeline-postgres`: 93 % of
     /// SQLite's throughput with two workers on two cores, 97–98 % with three).
     public var effectiveConcurrency: Int {
