@@ -11,6 +11,19 @@ import PostgresStore
 /// Invariant, as in SQLite: a picture with a `moment_id` is `in_moments`.
 struct PostgresMomentStore: MomentStore {
     let session: PostgresSession
+    /// One picture's facts, moment and candidates as this transaction has read or written them:
+    /// the engine asks for them several times in a commit, each a round trip otherwise.
+    let reads = PictureReads()
+
+    /// What the store has read of single pictures, kept until one of its own writes could
+    /// change it. It holds only what the database answered or what a write here set, and lives
+    /// as long as the store: one transaction (a retry makes a new store).
+    final class PictureReads {
+        /// `.some(nil)`: the picture is not in the moments.
+        var facts: [Int64: PhotoFacts?] = [:]
+        var momentIds: [Int64: Int64?] = [:]
+        var candidates: [Int64: Set<Int64>] = [:]
+    }
 
     // MARK: Row mapping
 
@@ -61,11 +74,17 @@ struct PostgresMomentStore: MomentStore {
     // MARK: Lookups
 
     func picture(id: Int64) throws -> PhotoFacts? {
-        try pictures("SELECT \(unescaped: Self.pictureColumns) FROM pictures p WHERE p.in_moments AND p.id = \(id)").first
+        if let known = reads.facts[id] { return known }
+        let facts = try pictures("SELECT \(unescaped: Self.pictureColumns) FROM pictures p WHERE p.in_moments AND p.id = \(id)").first
+        reads.facts[id] = .some(facts)
+        return facts
     }
 
     func momentId(ofPicture id: Int64) throws -> Int64? {
-        try session.value("SELECT moment_id FROM pictures WHERE id = \(id) AND in_moments", as: Int64.self)
+        if let known = reads.momentIds[id] { return known }
+        let momentId = try session.value("SELECT moment_id FROM pictures WHERE id = \(id) AND in_moments", as: Int64.self)
+        reads.momentIds[id] = .some(momentId)
+        return momentId
     }
 
     /// The stable picture order (`PictureOrder`) in SQL: capture time, no time last, then key.
@@ -107,7 +126,10 @@ struct PostgresMomentStore: MomentStore {
     }
 
     func candidateMoments(ofPicture id: Int64) throws -> Set<Int64> {
-        Set(try session.values("SELECT moment_id FROM moment_candidates WHERE picture_id = \(id)", as: Int64.self))
+        if let known = reads.candidates[id] { return known }
+        let candidates = Set(try session.values("SELECT moment_id FROM moment_candidates WHERE picture_id = \(id)", as: Int64.self))
+        reads.candidates[id] = candidates
+        return candidates
     }
 
     func candidatePictures(ofMoment id: Int64) throws -> Set<Int64> {
@@ -218,11 +240,17 @@ struct PostgresMomentStore: MomentStore {
               position = CASE WHEN \(point)::float8[] IS NULL THEN NULL ELSE cube(\(point)::float8[]) END
             WHERE id = \(facts.id)
             """)
+        // Read back as stored (its time and place as the columns keep them), when next asked.
+        reads.facts[facts.id] = nil
+        reads.momentIds[facts.id] = nil
     }
 
     mutating func deletePicture(id: Int64) throws {
         try session.execute("UPDATE pictures SET in_moments = false, moment_id = NULL, position = NULL WHERE id = \(id)")
         try session.execute("DELETE FROM moment_candidates WHERE picture_id = \(id)")
+        reads.facts[id] = .some(nil)
+        reads.momentIds[id] = .some(nil)
+        reads.candidates[id] = []
     }
 
     /// The next id of the worker's own range: negative, counting down, never meeting the ids
@@ -300,22 +328,34 @@ struct PostgresMomentStore: MomentStore {
         try session.execute("DELETE FROM moment_candidates WHERE moment_id = \(id)")
         try session.execute("DELETE FROM moment_boxes WHERE moment_id = \(id)")
         try session.execute("DELETE FROM moments WHERE id = \(id)")
+        for (picture, momentId) in reads.momentIds where momentId == id { reads.momentIds[picture] = .some(nil) }
+        for picture in reads.candidates.keys { reads.candidates[picture]?.remove(id) }
     }
 
     mutating func movePictures(fromMoment source: Int64, toMoment target: Int64) throws {
         try session.execute("UPDATE pictures SET moment_id = \(target) WHERE moment_id = \(source)")
+        for (picture, momentId) in reads.momentIds where momentId == source { reads.momentIds[picture] = .some(target) }
     }
 
     mutating func assign(picture id: Int64, to momentId: Int64?) throws {
         try session.execute("UPDATE pictures SET moment_id = \(momentId) WHERE id = \(id)")
+        // What a read answers: the moment while the picture is in the moments; known only when
+        // its facts were read (in the moments) and nothing has changed that since.
+        if case .some(.some) = reads.facts[id] {
+            reads.momentIds[id] = .some(momentId)
+        } else {
+            reads.momentIds[id] = nil
+        }
     }
 
     mutating func recordCandidate(picture id: Int64, moment momentId: Int64) throws {
         try session.execute("INSERT INTO moment_candidates (moment_id, picture_id) VALUES (\(momentId), \(id)) ON CONFLICT DO NOTHING")
+        reads.candidates[id]?.insert(momentId)
     }
 
     mutating func removeCandidate(picture id: Int64, moment momentId: Int64) throws {
         try session.execute("DELETE FROM moment_candidates WHERE moment_id = \(momentId) AND picture_id = \(id)")
+        reads.candidates[id]?.remove(momentId)
     }
 
     // MARK: Index maintenance
