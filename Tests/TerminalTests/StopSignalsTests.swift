@@ -23,6 +23,7 @@ struct StopSignalsTests {
             signals.cancel()
             try #require(calls.load(ordering: .relaxed) == 1, "round \(round): the signal did not reach stop")
         }
+        signal(SIGUSR2, SIG_DFL)
     }
 
     @Test func eachSignalCallsStopAndNoneDoesOnceCancelled() throws {
@@ -39,5 +40,7 @@ struct StopSignalsTests {
         kill(getpid(), SIGUSR2)
         usleep(100_000)
         #expect(calls.load(ordering: .relaxed) == 3)
+        // As it was, for the processes other tests start from here on.
+        signal(SIGUSR2, SIG_DFL)
     }
 }
