@@ -204,9 +204,6 @@ extension Worker {
         return .failed
     }
 
-    /// Mends what a process killed between two steps left under `queued/` (files quiet for a
-    /// lease, so never one a live worker holds: its renewer keeps it fresh): a file with no job
-    /// gets its job; a file whose job is done is removed; one whose job failed goes to `failed/`.
     /// Removes done queue jobs a week after they finished, a batch per reconciliation: the
     /// pictures and their `jobs` history stay; only the queue's own record goes, which nothing
     /// needs once the photo's file has left `queued/`.
@@ -225,6 +222,10 @@ extension Worker {
     /// Done jobs removed by one machine's reconciliation at most (every half lease).
     static let pruneBatch = 5_000
 
+    /// Mends what a process killed between two steps left under `queued/` (files quiet for a
+    /// lease, so never one a live worker holds: its renewer keeps it fresh): a file with no job
+    /// gets its job, unless its commit is in `jobs` (its queue job was removed since), when it
+    /// goes; a file whose job is done is removed; one whose job failed goes to `failed/`.
     func reconcileQueued(_ jobs: any PhotoJobQueue) {
         let files = spool.queuedFiles(quietFor: configuration.leaseSeconds)
         guard !files.isEmpty else { return }

@@ -93,12 +93,14 @@ extension PostgresCatalog: PhotoJobQueue {
     public func pruneDonePhotos(finishedBefore instant: Date, limit: Int) throws(CatalogError) -> Int {
         // Machines pruning at once skip each other's rows instead of waiting for them.
         try leased { session in
-            try session.values("""
-                DELETE FROM queue_jobs WHERE id IN (
-                    SELECT id FROM queue_jobs WHERE state = 'done' AND finished_at < \(instant) AND kind = 'photo'
-                    ORDER BY finished_at LIMIT \(limit) FOR UPDATE SKIP LOCKED)
-                RETURNING id
-                """, as: Int64.self).count
+            Int(try session.value("""
+                WITH gone AS (
+                    DELETE FROM queue_jobs WHERE id IN (
+                        SELECT id FROM queue_jobs WHERE state = 'done' AND finished_at < \(instant) AND kind = 'photo'
+                        ORDER BY finished_at LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+                    RETURNING 1)
+                SELECT count(*) FROM gone
+                """, as: Int64.self) ?? 0)
         }
     }
 

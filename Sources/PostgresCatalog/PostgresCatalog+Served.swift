@@ -17,8 +17,9 @@ extension PostgresCatalog {
         _ = try readOne { session in try session.value("SELECT count(*) FROM darkroom_migrations", as: Int64.self) }
     }
 
-    /// Counted whole at each call (outcomes, categories, then count, sum and buckets in one pass): jobs commit here from several
-    /// writers at once, so their ids do not arrive in order and cannot be counted from a mark.
+    /// Counted whole at each call (outcomes, categories, then count, sum and buckets in one
+    /// pass): jobs commit here from several writers at once, so their ids do not arrive in
+    /// order and cannot be counted from a mark.
     public func jobFigures(durationBoundsMs boundsMs: [Double]) throws(CatalogError) -> JobFigures {
         try read { session in
             var outcomes: [JobRecord.Outcome: Int] = [:]

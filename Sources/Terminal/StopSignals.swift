@@ -4,8 +4,8 @@ import Foundation
 import Glibc
 #endif
 
-/// SIGTERM and SIGINT (or the signals given), routed to `stop` for as long as this lives uncancelled: a long command
-/// finishes the photos in hand instead of dying mid-photo.
+/// SIGTERM and SIGINT (or the signals given), routed to `stop` for as long as this lives
+/// uncancelled: a long command finishes the photos in hand instead of dying mid-photo.
 ///
 /// The handler is a plain `sigaction` one, installed before `init` returns, so a signal that
 /// arrives the moment after (a service manager that stops the daemon as soon as it says

@@ -3,6 +3,7 @@ import BenchKit
 import Foundation
 import PostgresBench
 import PostgresHarness
+import Settings
 
 /// `darkroom-bench pipeline-postgres`: `darkroom run --once` on the same spooled 12 MP photos
 /// with the catalog in SQLite and in PostgreSQL, side by side in one sitting.
@@ -14,9 +15,10 @@ enum PostgresPipelineBenchmark {
         // Each catalog at darkroom's default worker count (one per core; one more with
         // PostgreSQL), as a user runs it; `--workers N` runs both with N.
         let workers: Int? = options.workersGiven ? options.workers : nil
-        let cores = ProcessInfo.processInfo.activeProcessorCount
+        var shared = Configuration.defaults
+        shared.catalogURL = "postgres://"
         let described = workers.map { "`--concurrency \($0)` for both" }
-            ?? "each at its default worker count: SQLite \(cores) (one per core), PostgreSQL \(cores + 1) (one more)"
+            ?? "each at its default worker count: SQLite \(Configuration.defaults.effectiveConcurrency), PostgreSQL \(shared.effectiveConcurrency)"
         print("## pipeline-postgres: \(options.photos) spooled 12 MP photos through `darkroom run --once`, "
               + "catalog in SQLite and in PostgreSQL, \(described)\n")
         let darkroom = try PipelineBenchmark.darkroomBinary()

@@ -108,7 +108,7 @@ struct CatalogCopyTests {
     func interruptedCopyResumes() throws {
         let source = try Copying.large.get()
         let location = try SharedCluster.freshDatabase()
-        let url = "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)"
+        let url = location.description
         let pool = try PostgresPool(location: location, maximumConnections: 1)
         defer { pool.close() }
         func picturesCopied() throws -> Int64? {

@@ -15,7 +15,7 @@ import Glibc
 struct PostgresDaemonsTests {
     @Test func threeDaemonsOneKilledMidRunCommitEveryPhotoOnceAndTheMomentsAgreeWithARebuild() throws {
         let location = try SharedCluster.freshDatabase()
-        let environment = ["DARKROOM_CATALOG_URL": "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)"]
+        let environment = ["DARKROOM_CATALOG_URL": location.description]
         // A short lease, so that the killed daemon's claim comes back within the test.
         let space = try Workspace(leaseSeconds: 3, concurrency: 1, scanInterval: 0.1)
         var daemons = try (0..<3).map { _ in try space.start(["run", "--no-progress"], environment: environment) }
@@ -91,7 +91,7 @@ struct PostgresDaemonsTests {
     /// and removes the file, instead of taking it for a photo never queued and adding it again.
     @Test func aLeftoverFileWhoseDoneJobWasRemovedIsNotProcessedAgain() throws {
         let location = try SharedCluster.freshDatabase()
-        let environment = ["DARKROOM_CATALOG_URL": "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)"]
+        let environment = ["DARKROOM_CATALOG_URL": location.description]
         // A one-second lease: a file quiet for one second is the reconciliation's to look at.
         let space = try Workspace(leaseSeconds: 1)
         let photo = LibraryTree.sample("Landscape_6.jpg")

@@ -47,7 +47,7 @@ struct PostgresImportTests {
 
     @Test func anImportKilledAndInterruptedContinuesFromItsJournalInPostgreSQLAndStatusAndDryRunReadIt() throws {
         let location = try SharedCluster.freshDatabase()
-        let environment = ["DARKROOM_CATALOG_URL": "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)"]
+        let environment = ["DARKROOM_CATALOG_URL": location.description]
         let pool = try PostgresPool(location: location, maximumConnections: 1)
         defer { pool.close() }
         let tally = Tally(pool: pool)

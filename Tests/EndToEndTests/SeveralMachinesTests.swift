@@ -26,7 +26,7 @@ struct SeveralMachinesTests {
     @Test func sixHundredPhotosThroughUploadsADropFolderAndAnImportWithOneMachineKilledTwice() throws {
         let location = try SharedCluster.freshDatabase()
         let token = "several-machines-\(UUID().uuidString)"
-        let environment = ["DARKROOM_CATALOG_URL": "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)",
+        let environment = ["DARKROOM_CATALOG_URL": location.description,
                            "DARKROOM_API_TOKEN": token]
         // Short leases, so that the killed machine's photos come back within the test.
         let space = try Workspace(leaseSeconds: 3, concurrency: 1, scanInterval: 0.2)

@@ -89,7 +89,7 @@ final class Workspace: Sendable {
         // A crash ends the child at once with its signal, instead of waiting on a backtrace.
         var environment = ProcessInfo.processInfo.environment
         environment["SWIFT_BACKTRACE"] = "enable=no"
-        if let postgres { environment["DARKROOM_CATALOG_URL"] = Self.url(postgres) }
+        if let postgres { environment["DARKROOM_CATALOG_URL"] = postgres.description }
         environment.merge(extra) { _, new in new }
         process.environment = environment
         let stem = root + "/out-" + UUID().uuidString
@@ -112,11 +112,6 @@ final class Workspace: Sendable {
     /// The catalog, opened read-write like a worker would.
     func catalog() throws -> Catalog {
         try Catalog(path: catalogPath)
-    }
-
-    /// A `postgres://` address the binary takes.
-    static func url(_ location: PostgresLocation) -> String {
-        "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)"
     }
 
     /// Every picture, job and variant of the catalog the binary wrote, whichever store it is.

@@ -189,7 +189,7 @@ struct PostgresImportJournalTests {
     @Test("a dry run's reader reads the journal without creating or migrating anything, and names an unreachable server")
     func readerIsReadOnly() throws {
         let location = try SharedCluster.freshDatabase()
-        let url = "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)"
+        let url = location.description
         let empty = try PostgresImportJournalReader(url: url)
         #expect(try empty.importedFiles(inDirectory: "/lib").isEmpty)
         empty.close()
