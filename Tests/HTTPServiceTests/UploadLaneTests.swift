@@ -19,7 +19,7 @@ struct UploadLaneTests {
             _ = try? Spool(root: configuration.spoolRoot, settleSeconds: 0)
             feeder.stockUp(to: BacklogFeeder.stock)
         }) { service in
-            let feeding = Task.detached { feeder.keepStocked(waiting: { service.waitingBacklog() }) }
+            let feeding = Task { await feeder.keepStocked(waiting: { service.waitingBacklog() }) }
             let sentAt = Date().timeIntervalSince1970
             let accepted = try await service.upload(Samples.distinct(try Samples.gpsPhoto(), "fresh upload"))
             let answeredAt = Date().timeIntervalSince1970
@@ -132,11 +132,13 @@ final class BacklogFeeder: @unchecked Sendable {
         }
     }
 
-    /// Tops the stock up every 20 ms until stopped; `waiting` counts the backlog photos not yet taken.
-    func keepStocked(waiting: () -> Int) {
+    /// Tops the stock up every 20 ms until stopped; `waiting` counts the backlog photos not yet
+    /// taken. It sleeps without holding a thread: the test runner's threads are few (one per core),
+    /// and the upload it waits for needs one.
+    func keepStocked(waiting: () -> Int) async {
         while !isStopped {
             stockUp(to: Self.stock - waiting())
-            Thread.sleep(forTimeInterval: 0.02)
+            try? await Task.sleep(for: .milliseconds(20))
         }
     }
 }
