@@ -7,25 +7,14 @@ final class SharedQueueHand: @unchecked Sendable {
     // @unchecked: every mutable property is touched only while `condition` is locked.
     private let condition = NSCondition()
     private var held: [Int64: QueuedPhoto] = [:]
-    private var wakes = 0
     private(set) var tally = RunTally()
+    private let wakeup = Wakeup()
 
     /// Wakes the threads waiting for a job (a photo was just admitted here).
-    func wake() {
-        condition.lock()
-        wakes += 1
-        condition.broadcast()
-        condition.unlock()
-    }
+    func wake() { wakeup.wake() }
 
     /// Waits until `wake` is called or `timeout` passes.
-    func waitForWork(timeout: Double) {
-        condition.lock()
-        let seen = wakes
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while wakes == seen, condition.wait(until: deadline) {}
-        condition.unlock()
-    }
+    func waitForWork(timeout: Double) { wakeup.wait(timeout: timeout) }
 
     func holding(_ photo: QueuedPhoto) {
         condition.lock()

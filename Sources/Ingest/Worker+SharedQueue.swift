@@ -150,10 +150,11 @@ extension Worker {
         }
     }
 
-    /// Processes one claimed photo and completes its job with the outcome.
+    /// Processes one claimed photo and completes its job with the outcome. A photo an import
+    /// handed over is processed as that import would, from its ticket.
     private func handleQueued(_ photo: QueuedPhoto, _ jobs: any PhotoJobQueue) -> RunTally.Result {
         let started = Date()
-        let claim = spool.queuedClaim(photo.file, sourceName: photo.sourceName, worker: identity.name, recoveries: photo.attempts - 1)
+        var claim = spool.queuedClaim(photo.file, sourceName: photo.sourceName, worker: identity.name, recoveries: photo.attempts - 1)
         let catalog = jobs.completing(photo)
         guard FileSystem.entryStatus(claim.path) != nil else {
             // Its bytes are gone from the shared storage (removed by hand, or a rename the file
@@ -161,28 +162,45 @@ extension Worker {
             let reason = "its file is gone from the spool's queued/ (\(photo.file)); send the photo again"
             return failQueued(claim, photo, catalog, ProcessingFailure.permanent(reason, .storage), attempts: photo.attempts, started: started)
         }
+        let ticket: ImportTicket?
+        do {
+            ticket = try spool.importTicket(of: photo.file).map { bytes throws(ProcessingFailure) in
+                try ImportTicket.decode(bytes, file: photo.file)
+            }
+        } catch {
+            return failQueued(claim, photo, catalog, ProcessingFailure(error), attempts: photo.attempts, started: started)
+        }
+        if let ticket { claim.sourceName = ticket.sourceName }
         let processor = PhotoProcessor(configuration: configuration, library: library, catalog: catalog, budget: processor.budget)
-        switch tries(claim, with: processor, failWhenStopped: false, started: started) {
+        let input = ticket?.input(path: claim.path, worker: identity.name)
+        switch tries(claim, with: processor, failWhenStopped: false, started: started, input: input) {
         case .failed(let failure, let attempts):
-            return failQueued(claim, photo, catalog, failure, attempts: attempts, started: started)
+            return failQueued(claim, photo, catalog, failure, attempts: attempts, started: started, ticket: ticket)
         case .stopped:
             // Stopping with a transient failure in hand: the job stays the queue's, and its lease
             // lapses for a worker that is not stopping.
             return .lost
         case .done(let outcome):
             spool.consumeQueued(photo.file)
-            return logged(outcome, name: photo.sourceName, started: started)
+            return logged(outcome, name: claim.sourceName, started: started)
         }
     }
 
     /// Records a failure in the catalog (which fails the job, while the lease is still this
-    /// worker's), then moves the photo to `failed/` with its reason. A lost lease leaves the
-    /// photo to the worker that took it over.
+    /// worker's), then moves the photo to `failed/` with its reason; an imported photo's queued
+    /// copy is removed instead, its source still in the imported folder and the reason in the
+    /// catalog, where its import reads it. A lost lease leaves the photo to the worker that took
+    /// it over.
     private func failQueued(_ claim: Claim, _ photo: QueuedPhoto, _ catalog: any PictureCatalog, _ failure: ProcessingFailure,
-                            attempts: Int, started: Date) -> RunTally.Result {
+                            attempts: Int, started: Date, ticket: ImportTicket? = nil) -> RunTally.Result {
         let reason = Self.failureReason(failure, attempts: attempts, sourceName: claim.sourceName)
+        var job = Self.failedJob(claim, reason: reason, category: failure.category, attempts: attempts, started: started)
+        if let ticket {
+            job.claimPath = ticket.jobKey
+            job.sidecarJson = ticket.sidecarJson
+        }
         do {
-            try catalog.recordFailure(Self.failedJob(claim, reason: reason, category: failure.category, attempts: attempts, started: started))
+            try catalog.recordFailure(job)
         } catch CatalogError.leaseLost {
             logger.notice("another worker took this photo over; leaving it to it", metadata: ["file": "\(photo.sourceName)"])
             return .lost
@@ -191,7 +209,9 @@ extension Worker {
             logger.error("cannot record a failed photo", metadata: ["file": "\(photo.sourceName)", "reason": "\(error)"])
             return .lost
         }
-        if FileSystem.entryStatus(claim.path) != nil {
+        if ticket != nil {
+            spool.consumeQueued(photo.file)
+        } else if FileSystem.entryStatus(claim.path) != nil {
             do {
                 try spool.failQueued(claim, reason: reason, category: failure.category.rawValue, attempts: attempts)
             } catch {
@@ -199,7 +219,7 @@ extension Worker {
                 logger.error("cannot move failed photo", metadata: ["file": "\(photo.sourceName)", "reason": "\(error)"])
             }
         }
-        logger.warning("photo", metadata: ["file": "\(photo.sourceName)", "outcome": "failed", "reason": "\(reason)",
+        logger.warning("photo", metadata: ["file": "\(claim.sourceName)", "outcome": "failed", "reason": "\(reason)",
                                            "category": "\(failure.category.rawValue)", "ms": "\(Self.milliseconds(since: started))"])
         return .failed
     }
@@ -252,7 +272,14 @@ extension Worker {
             case .done?:
                 spool.consumeQueued(file)
                 logger.info("removed a committed photo left in queued/", metadata: ["file": "\(name)"])
-            case .failed(let reason)?:
+            case .failed?:
+                if (try? spool.importTicket(of: file)) != nil {
+                    // An imported photo: its source is still in its folder, its reason in the catalog.
+                    spool.consumeQueued(file)
+                    logger.notice("removed a failed imported photo left in queued/", metadata: ["file": "\(name)"])
+                    continue
+                }
+                guard case .failed(let reason)? = states[file] else { continue }
                 let claim = spool.queuedClaim(file, sourceName: name, worker: identity.name, recoveries: 0)
                 let job = try? catalog.latestJob(claimPath: claim.path)
                 _ = try? spool.failQueued(claim, reason: reason ?? job?.error ?? "failed", category: job?.failureCategory ?? FailureCategory.internal.rawValue,

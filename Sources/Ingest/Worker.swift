@@ -217,7 +217,10 @@ public final class Worker: Sendable {
     /// not a photo and a photo that stopped its workers too often are refused (checked on the
     /// claimed entry itself: a link is never followed, a FIFO never opened); any other is
     /// processed, transient failures tried again with backoff.
-    func tries(_ claim: Claim, with processor: PhotoProcessor, failWhenStopped: Bool, started: Date) -> TriesOutcome {
+    /// `input`: the photo as the processor takes it, when it is not the claim's own (an
+    /// imported photo's, from its ticket).
+    func tries(_ claim: Claim, with processor: PhotoProcessor, failWhenStopped: Bool, started: Date,
+               input: PhotoInput? = nil) -> TriesOutcome {
         if let refusal = EntryKind(at: claim.path).refusal {
             return .failed(ProcessingFailure.permanent(refusal, .badInput), attempts: 1)
         }
@@ -229,7 +232,8 @@ public final class Worker: Sendable {
             logger.warning("retrying after a transient failure", metadata: [
                 "file": "\(claim.sourceName)", "attempt": "\(attempt)", "delay_s": "\(delay)", "reason": "\(failure.reason)"])
         }) { attempt, deadline in
-            try processor.process(claim, attempt: attempt, deadline: deadline, startedAt: started)
+            if let input { return try processor.process(input, attempt: attempt, deadline: deadline, startedAt: started) }
+            return try processor.process(claim, attempt: attempt, deadline: deadline, startedAt: started)
         }
     }
 

@@ -13,26 +13,8 @@ extension Importer {
     func handle(_ item: ImportItem, _ ledger: ImportLedger, _ progress: ImportProgress, importId: Int64?) {
         let started = Date()
         guard let services else { return rehearse(item, ledger) }
-        // A run killed between a commit and its journal row: the job row tells what happened.
-        if let job = try? services.catalog.latestJob(claimPath: item.jobKey) {
-            if job.outcome != .failed {
-                record(item, outcome: job.outcome, job: job, sidecars: [], importId: importId)
-                ledger.alreadyImported(deleted: deleteSourceIfMoving(item.path))
-                return
-            }
-            if !options.retryFailed {
-                record(item, outcome: .failed, job: job, sidecars: [], importId: importId)
-                ledger.failedBefore()
-                return
-            }
-        }
-        let sidecars: ImportSidecars
-        do {
-            sidecars = try ImportSidecars.load(directory: item.directory, photo: item.name, match: item.sidecars,
-                                               author: options.author, zone: configuration.defaultTimeZone)
-        } catch {
-            return fail(item, error, attempts: 1, sidecars: nil, started: started, ledger, progress, importId: importId)
-        }
+        if settledEarlier(item, ledger, importId: importId) { return }
+        guard let sidecars = loadSidecars(item, started: started, ledger, progress, importId: importId) else { return }
         let input = PhotoInput(path: item.path, sourceName: item.sourceName, jobKey: item.jobKey, worker: identity.name,
                                sidecar: sidecars.sidecar, sidecarJson: sidecars.json, notes: sidecars.notes,
                                linkOriginal: item.linkOriginal)
@@ -57,6 +39,46 @@ extension Importer {
         }
     }
 
+    /// Whether a photo's commit (or its failure, unless retrying) is in the catalog already:
+    /// a run killed between a commit and its journal row, or a photo another machine finished
+    /// after an import was stopped. The job row tells what happened; the journal is brought up
+    /// to date.
+    func settledEarlier(_ item: ImportItem, _ ledger: ImportLedger, importId: Int64?) -> Bool {
+        guard let services, let job = try? services.catalog.latestJob(claimPath: item.jobKey) else { return false }
+        if job.outcome != .failed {
+            record(item, outcome: job.outcome, job: job, sidecars: [], importId: importId)
+            ledger.alreadyImported(deleted: deleteSourceIfMoving(item.path))
+            return true
+        }
+        if !options.retryFailed {
+            record(item, outcome: .failed, job: job, sidecars: [], importId: importId)
+            ledger.failedBefore()
+            return true
+        }
+        return false
+    }
+
+    /// A photo's sidecars, read and merged; nil when a malformed one failed the photo.
+    func loadSidecars(_ item: ImportItem, started: Date, _ ledger: ImportLedger, _ progress: ImportProgress,
+                      importId: Int64?) -> ImportSidecars? {
+        do {
+            return try ImportSidecars.load(directory: item.directory, photo: item.name, match: item.sidecars,
+                                           author: options.author, zone: configuration.defaultTimeZone)
+        } catch {
+            fail(item, error, attempts: 1, sidecars: nil, started: started, ledger, progress, importId: importId)
+            return nil
+        }
+    }
+
+    /// Whether the library's original of a committed photo is its source's very file (linked),
+    /// not a copy.
+    func isLinked(_ item: ImportItem, job: JobRecord?) -> Bool {
+        guard item.linkOriginal, let services, let sha256 = job?.sha256 else { return false }
+        let original = services.library.absolute(Library.originalPath(sha256: sha256, extension: item.fileExtension))
+        guard let a = FileSystem.identity(of: item.path), let b = FileSystem.identity(of: original) else { return false }
+        return a == b
+    }
+
     /// A dry run's photo: its sidecars are read (a malformed one would fail it), nothing written.
     private func rehearse(_ item: ImportItem, _ ledger: ImportLedger) {
         do {
@@ -73,12 +95,7 @@ extension Importer {
                         _ ledger: ImportLedger, _ progress: ImportProgress, importId: Int64?) {
         guard let services else { return }
         let job = try? services.catalog.latestJob(claimPath: item.jobKey)
-        // Linked or copied: the library's original is the source's very file, or not.
-        let linked = item.linkOriginal && job?.sha256.map { sha256 in
-            let original = services.library.absolute(Library.originalPath(sha256: sha256, extension: item.fileExtension))
-            guard let a = FileSystem.identity(of: item.path), let b = FileSystem.identity(of: original) else { return false }
-            return a == b
-        } == true
+        let linked = isLinked(item, job: job)
         record(item, outcome: outcome.jobOutcome, job: job,
                sidecars: sidecars.used, importId: importId)
         let deleted = deleteSourceIfMoving(item.path)
@@ -96,7 +113,7 @@ extension Importer {
         if options.verbose { progress.aside { logger.info("photo", metadata: fields) } }
     }
 
-    private func fail(_ item: ImportItem, _ error: any Error, attempts: Int, sidecars: ImportSidecars?, started: Date,
+    func fail(_ item: ImportItem, _ error: any Error, attempts: Int, sidecars: ImportSidecars?, started: Date,
                       _ ledger: ImportLedger, _ progress: ImportProgress, importId: Int64?) {
         guard let services else { return }
         let failure = ProcessingFailure(error)
@@ -120,7 +137,7 @@ extension Importer {
     }
 
     /// Writes the file's journal row. A lost row costs only speed: the job row stands in for it.
-    private func record(_ item: ImportItem, outcome: JobRecord.Outcome, job: JobRecord?, sidecars: [String],
+    func record(_ item: ImportItem, outcome: JobRecord.Outcome, job: JobRecord?, sidecars: [String],
                         importId: Int64?, error: String? = nil) {
         guard let services else { return }
         let sidecarList = sidecars.isEmpty ? nil

@@ -43,6 +43,8 @@ public final class Importer: Sendable {
         let library: Library
         let catalog: any ImportJournal
         let processor: PhotoProcessor
+        /// The shared queue the photos are handed to (a PostgreSQL catalog), nil to process them here.
+        let shared: ImportSharedQueue?
     }
 
     /// The bytes read from each file to tell its type.
@@ -70,11 +72,12 @@ public final class Importer: Sendable {
     }
 
     /// An import (not a dry run) into a catalog already open, whichever store keeps its import
-    /// journal; opens the local library.
+    /// journal; opens the local library. With `sharedQueue`, the photos become jobs of that queue,
+    /// processed by the workers of every machine (this process's own among them).
     public convenience init(configuration: Configuration, options: ImportOptions, catalog: any ImportJournal,
-                            logger: Logger) throws(ImportError) {
+                            sharedQueue: ImportSharedQueue? = nil, logger: Logger) throws(ImportError) {
         try self.init(configuration: configuration, options: options, library: try Self.openLibrary(configuration),
-                      catalog: catalog, logger: logger)
+                      catalog: catalog, sharedQueue: sharedQueue, logger: logger)
     }
 
     /// A dry run (`options.dryRun`): walks and reports, reading which files are done from the
@@ -99,7 +102,7 @@ public final class Importer: Sendable {
     /// An import (not a dry run) into stores already open: the local library and any catalog
     /// that keeps an import journal.
     public init(configuration: Configuration, options: ImportOptions, library: Library, catalog: any ImportJournal,
-                logger: Logger) throws(ImportError) {
+                sharedQueue: ImportSharedQueue? = nil, logger: Logger) throws(ImportError) {
         self.configuration = configuration
         self.options = options
         self.logger = logger
@@ -107,7 +110,8 @@ public final class Importer: Sendable {
         queue = ImportQueue(capacity: 2 * configuration.effectiveConcurrency)
         services = Services(library: library, catalog: catalog,
                             processor: PhotoProcessor(configuration: configuration, library: library, catalog: catalog,
-                                                      budget: PixelBudget(limit: configuration.pixelBudget)))
+                                                      budget: PixelBudget(limit: configuration.pixelBudget)),
+                            shared: sharedQueue)
         journalReader = nil
     }
 
@@ -157,19 +161,11 @@ public final class Importer: Sendable {
         let progress = ImportProgress(style: options.progress.resolved(isTerminal: Console.shared.isTerminal),
                                       interval: options.progressInterval, logger: logger) { ledger.snapshot() }
         progress.start()
-        let runId = importId
-        let pool = WorkerPool()
-        // Below the spool's workers: uploads processed beside an import go first.
-        pool.start("import", count: configuration.effectiveConcurrency, niceness: options.niceness, refused: { [logger] reason in
-            logger.warning("cannot lower the import's CPU priority", metadata: ["reason": "\(reason)"])
-        }) { [self] _ in
-            while let item = queue.next() { handle(item, ledger, progress, importId: runId) }
+        if let services, let shared = services.shared {
+            processShared(shared, services, walker: walker, links: links, ledger, progress, importId: importId)
+        } else {
+            processHere(walker: walker, links: links, ledger, progress, importId: importId)
         }
-        walker.walk { folder in
-            !stopSignal.isRaised && feed(folder, ledger, linking: links[root(of: folder.path)] ?? false)
-        }
-        queue.close()
-        pool.join()
         progress.finish()
 
         let interrupted = stopSignal.isRaised && ledger.snapshot().settled < found
@@ -188,6 +184,23 @@ public final class Importer: Sendable {
         return report
     }
 
+    /// Processes the photos on this machine's threads as the walk finds them.
+    private func processHere(walker: ImportWalker, links: [String: Bool], _ ledger: ImportLedger, _ progress: ImportProgress,
+                             importId: Int64?) {
+        let pool = WorkerPool()
+        // Below the spool's workers: uploads processed beside an import go first.
+        pool.start("import", count: configuration.effectiveConcurrency, niceness: options.niceness, refused: { [logger] reason in
+            logger.warning("cannot lower the import's CPU priority", metadata: ["reason": "\(reason)"])
+        }) { [self] _ in
+            while let item = queue.next() { handle(item, ledger, progress, importId: importId) }
+        }
+        walker.walk { folder in
+            !stopSignal.isRaised && feed(folder, ledger, linking: links[root(of: folder.path)] ?? false)
+        }
+        queue.close()
+        pool.join()
+    }
+
     // MARK: Walking
 
     /// Darkroom's own folders, never imported even when they lie inside a folder given.
@@ -195,7 +208,7 @@ public final class Importer: Sendable {
         [configuration.libraryRoot, configuration.spoolRoot, configuration.backupDir].compactMap { $0 }.compactMap(ImportWalker.realPath)
     }
 
-    private func root(of path: String) -> String {
+    func root(of path: String) -> String {
         roots.first { ImportWalker.contains($0, path) } ?? path
     }
 
@@ -218,7 +231,7 @@ public final class Importer: Sendable {
 
     /// Sorts one folder's files (photos, sidecars, other files) and queues its photos; false when
     /// the import is stopping.
-    private func feed(_ folder: ImportFolder, _ ledger: ImportLedger, linking: Bool) -> Bool {
+    func feed(_ folder: ImportFolder, _ ledger: ImportLedger, linking: Bool) -> Bool {
         ledger.walked(folder)
         let photos = folder.files.filter { !ImportSidecarMatcher.isSidecarName($0) }
         let sidecarFiles = folder.files.filter(ImportSidecarMatcher.isSidecarName)

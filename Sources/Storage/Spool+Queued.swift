@@ -47,12 +47,69 @@ extension Spool {
         Self.markLeased(queued + "/" + file)
     }
 
-    /// Removes a queued photo whose result the catalog has committed, with its folder.
+    /// Removes a queued photo whose result the catalog has committed, with its sidecar, its
+    /// import ticket and its folder.
     public func consumeQueued(_ file: String) {
         let path = queued + "/" + file
         unlink(path)
         unlink(path + ".json")
+        unlink(path + Self.importTicketSuffix)
         removeEmptyQueuedParents(of: path)
+    }
+
+    /// What follows a queued photo's name in the name of its import ticket (`NAME.import.json`):
+    /// the file an import writes beside each photo it hands to the shared queue, saying where the
+    /// photo comes from and what its library's sidecars said.
+    public static let importTicketSuffix = ".import.json"
+
+    /// Places a photo of an imported library under `queued/TOKEN/NAME`, its ticket beside it
+    /// (written first, so that a photo in view always has its ticket), and returns `TOKEN/NAME`.
+    /// The photo is hard-linked from `source` when `link` is true and the file systems allow
+    /// (no second copy of the bytes; the spool only ever unlinks its own name), else copied and
+    /// fsynced. A photo already in that place (an import killed after placing it) is kept.
+    public func placeImported(from source: String, token: String, name: String, ticket: [UInt8],
+                              link: Bool) throws(FileSystemError) -> String {
+        let file = token + "/" + name
+        let destination = queued + "/" + file
+        let folder = (destination as NSString).deletingLastPathComponent
+        try FileSystem.makeDirectories(folder)
+        let ticketStaging = FileSystem.temporaryPath(in: incoming)
+        try FileSystem.writeSynced(ticket, toNew: ticketStaging)
+        guard rename(ticketStaging, destination + Self.importTicketSuffix) == 0 else {
+            let error = FileSystemError.current("queue", destination + Self.importTicketSuffix)
+            unlink(ticketStaging)
+            throw error
+        }
+        if FileSystem.entryStatus(destination) == nil {
+            do throws(FileSystemError) {
+                try placePhoto(from: source, at: destination, link: link)
+            } catch {
+                // No photo, no ticket: nothing is left for a reconciliation to take.
+                unlink(destination + Self.importTicketSuffix)
+                removeEmptyQueuedParents(of: destination)
+                throw error
+            }
+        }
+        try FileSystem.syncDirectory(folder)
+        return file
+    }
+
+    private func placePhoto(from source: String, at destination: String, link: Bool) throws(FileSystemError) {
+        if link, try FileSystem.linkDurably(source, to: destination) { return }
+        let copy = FileSystem.temporaryPath(in: incoming)
+        try FileSystem.writeSynced(try FileSystem.read(source), toNew: copy)
+        guard rename(copy, destination) == 0 else {
+            let error = FileSystemError.current("queue", destination)
+            unlink(copy)
+            throw error
+        }
+    }
+
+    /// The import ticket beside a queued photo, nil when it has none (a photo of `incoming/`).
+    public func importTicket(of file: String) throws(FileSystemError) -> [UInt8]? {
+        let path = queued + "/" + file + Self.importTicketSuffix
+        guard FileSystem.entryStatus(path) != nil else { return nil }
+        return try FileSystem.read(path)
     }
 
     /// Moves a queued photo that cannot be processed into `failed/` with its reason, as a
@@ -73,7 +130,8 @@ extension Spool {
             guard let walker = FileManager.default.enumerator(atPath: queued + "/" + token) else { continue }
             while let relative = walker.nextObject() as? String {
                 let path = queued + "/" + token + "/" + relative
-                guard !relative.hasSuffix(".json"), let status = FileSystem.entryStatus(path), status.kind != .directory,
+                guard !relative.hasSuffix(".json"), !(relative as NSString).lastPathComponent.hasPrefix(FileSystem.temporaryPrefix),
+                      let status = FileSystem.entryStatus(path), status.kind != .directory,
                       now.timeIntervalSince1970 - status.changed >= quietSeconds else { continue }
                 files.append(token + "/" + relative)
             }

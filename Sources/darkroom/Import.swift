@@ -5,6 +5,8 @@ import Foundation
 import Logging
 import LibraryImport
 import PostgresCatalog
+import Settings
+import Storage
 import Terminal
 
 struct Import: ParsableCommand {
@@ -30,7 +32,13 @@ struct Import: ParsableCommand {
         modification time). Run the same command again after an interruption (Ctrl-C, kill, \
         reboot) and it continues where it stopped; on a finished import it adds nothing. With \
         catalog.url (or DARKROOM_CATALOG_URL) the pictures and the journal go into that PostgreSQL \
-        catalog, and --dry-run reads its journal there; no SQLite file is written. The same \
+        catalog, and --dry-run reads its journal there; no SQLite file is written. There each \
+        photo becomes a job of the shared queue (the bulk lane, behind uploads): it is placed \
+        under spool/queued/ with a ticket naming its source and its sidecars' values (hard-linked \
+        with --link or --move, else copied), and the workers of every machine on that catalog \
+        process it, this command's own among them; the import journals each outcome as it comes \
+        and ends when all are in. Stopped, it leaves the rest in the queue for any machine, and \
+        its next run journals them. The same \
         bytes twice, here or through the spool, make one picture, recorded as a duplicate. On \
         SIGINT or SIGTERM the photos in hand finish, then it stops. A photo that fails stays where \
         it is, with its reason in the summary and the journal; it is not tried again unless \
@@ -109,16 +117,20 @@ struct Import: ParsableCommand {
                                           retryFailed: retryFailed, progress: progress.style,
                                           progressInterval: progressInterval, verbose: verbose, niceness: niceness)
         // A dry run only reads the journal; a real one opens the configured store and writes there.
-        let postgres = dryRun ? nil : try CatalogChoice.openPostgres(configuration)
+        // On PostgreSQL the import's own threads are the worker's, the scan, the renewer, the
+        // hand-over and the collector of outcomes.
+        let postgres = dryRun ? nil : try CatalogChoice.openPostgres(configuration, extraConnections: 4)
         defer { postgres?.close() }
+        let spool = postgres == nil ? nil : try Self.openSpool(configuration)
         let importer: Importer
         do {
             if dryRun {
                 importer = try Importer(configuration: configuration, options: importOptions, logger: logger) { () throws(CatalogError) in
                     try CatalogChoice.importJournalReader(configuration)
                 }
-            } else if let postgres {
-                importer = try Importer(configuration: configuration, options: importOptions, catalog: postgres, logger: logger)
+            } else if let postgres, let spool {
+                importer = try Importer(configuration: configuration, options: importOptions, catalog: postgres,
+                                        sharedQueue: ImportSharedQueue(spool: spool, jobs: postgres), logger: logger)
             } else {
                 importer = try Importer(configuration: configuration, options: importOptions, logger: logger)
             }
@@ -149,6 +161,17 @@ struct Import: ParsableCommand {
         }
         if result.interrupted { throw ExitCode(2) }
         if result.failed > 0 && !dryRun { throw ExitCode(1) }
+    }
+}
+
+extension Import {
+    /// The spool whose `queued/` an import on PostgreSQL hands its photos to.
+    static func openSpool(_ configuration: Configuration) throws -> Spool {
+        do {
+            return try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds)
+        } catch {
+            throw ValidationError("cannot open the spool at \(configuration.spoolRoot), where the import's photos wait for the workers: \(error)")
+        }
     }
 }
 

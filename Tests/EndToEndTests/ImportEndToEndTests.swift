@@ -124,8 +124,10 @@ struct ImportEndToEndTests {
         try tree.link("Misc/link-to-phone.jpg", to: "../Phone/2019/IMG_0002.jpg")
     }
 
-    @Test func aGeneratedLibraryImportsWithTheExpectedCountsTimesPlacesAndMoments() throws {
-        let space = try Workspace()
+    /// On PostgreSQL the photos go through the shared queue: placed under `queued/` with their
+    /// tickets, processed by the import's own worker, journaled from their jobs.
+    @Test(arguments: CatalogKind.available) func aGeneratedLibraryImportsWithTheExpectedCountsTimesPlacesAndMoments(store: CatalogKind) throws {
+        let space = try Workspace(store: store)
         let tree = LibraryTree(space.root + "/lib")
         try Self.makeLibrary(tree, outside: space.root + "/elsewhere")
         // One of the library's photos was uploaded through the spool before.
@@ -156,8 +158,7 @@ struct ImportEndToEndTests {
         #expect(imported.stdout.contains("import finished"))
         #expect(tree.fingerprint() == before, "the source is left as it was")
 
-        let catalog = try space.catalog()
-        let pictures = try catalog.read { db in try PictureRecord.fetchAll(db) }
+        let pictures = try space.records().pictures
         #expect(pictures.count == 11)
         func picture(_ name: String) throws -> PictureRecord {
             try #require(pictures.first { $0.sourceName.hasSuffix("/" + name) }, "\(name)")
@@ -183,31 +184,31 @@ struct ImportEndToEndTests {
         #expect(try picture("P1.jpg").authorId == "grandma")
         #expect(pictures.filter { $0.authorId == "ann" }.count == 10)
 
-        let moments = try catalog.moments()
         // Of two copies of one photo, whichever a worker thread took first is the picture.
         func name(_ p: PictureRecord) -> String { (p.sourceName as NSString).lastPathComponent.replacingOccurrences(of: " copy", with: "") }
-        let members = Set(moments.map { moment in Set(pictures.filter { $0.momentId == moment.id }.map(name)) })
+        let members = Set(Dictionary(grouping: pictures.filter { $0.momentId != nil }, by: \.momentId).values.map { Set($0.map(name)) })
         #expect(members == [["IMG_1001.jpg", "IMG_1001(1).jpg", "IMG_1002.jpg", Self.long], ["IMG_0001.jpg", "DSC_0003.jpg"],
                             ["IMG_0002.jpg"], ["DSC_0001.jpg", "DSC_0002.jpg"], ["P1.jpg"]], "\(members)")
         let check = try space.run(["moments", "rebuild", "--check"])
         #expect(check.status == 0, "\(check.stdout)")
 
-        let journal = try catalog.read { db in try ImportFileRecord.fetchAll(db) }
+        let journal = try space.importJournal()
         #expect(journal.count == 13)
         #expect(journal.filter { $0.outcome == .added }.count == 10 && journal.filter { $0.outcome == .failed }.count == 1)
         #expect(journal.first { $0.sourcePath.hasSuffix("/IMG_1001(1).jpg") }?.sidecars == #"["takeout:IMG_1001.jpg(1).json"]"#)
 
         // The same library again adds nothing, and does not retry the failure unless asked.
-        let jobs = try catalog.read { db in try JobRecord.fetchCount(db) }
+        let jobs = try space.records().jobs.count
         let again = try space.run(["import", tree.root, "--author", "ann", "--progress", "none", "--report", space.root + "/again.json"])
         #expect(again.status == 0, "\(again.stderr)")
         let second = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: space.root + "/again.json"))) as? [String: Any])
         #expect(second["imported"] as? Int == 0 && second["duplicates"] as? Int == 0)
         #expect(second["already_imported"] as? Int == 12 && second["previously_failed"] as? Int == 1)
-        #expect(try catalog.read { db in try PictureRecord.fetchCount(db) } == 11)
-        #expect(try catalog.read { db in try JobRecord.fetchCount(db) } == jobs, "nothing reprocessed")
+        #expect(try space.records().pictures.count == 11)
+        #expect(try space.records().jobs.count == jobs, "nothing reprocessed")
         let retried = try space.run(["import", tree.root, "--retry-failed", "--progress", "none"])
         #expect(retried.status == 1 && retried.stdout.contains("1 × JPEG file is truncated"))
+        #expect(space.files(under: space.spool).isEmpty, "nothing is left in the spool: \(space.files(under: space.spool))")
     }
 
     @Test func aDryRunWritesNothing() throws {
@@ -232,8 +233,8 @@ struct ImportEndToEndTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: space.catalogPath)) == catalogBytes)
     }
 
-    @Test func moveDeletesSourcesOnlyAfterTheirCommitAndLinkSharesTheFile() throws {
-        let space = try Workspace()
+    @Test(arguments: CatalogKind.available) func moveDeletesSourcesOnlyAfterTheirCommitAndLinkSharesTheFile(store: CatalogKind) throws {
+        let space = try Workspace(store: store)
         let tree = LibraryTree(space.root + "/lib")
         try tree.write("a.jpg", LibraryTree.hopper("m1"))
         try tree.write("b.jpg", LibraryTree.hopper("m2"))
@@ -244,7 +245,7 @@ struct ImportEndToEndTests {
         #expect(moved.stdout.contains("sources deleted 2"), "\(moved.stdout)")
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: tree.root)) == ["a.jpg.json", "broken.jpg"],
                 "the failed photo and the sidecar stay")
-        let pictures = try space.catalog().read { db in try PictureRecord.fetchAll(db) }
+        let pictures = try space.records().pictures
         #expect(pictures.count == 2)
         for picture in pictures {
             #expect(FileManager.default.fileExists(atPath: space.library + "/" + picture.originalPath))
@@ -255,11 +256,12 @@ struct ImportEndToEndTests {
         let linked = try space.run(["import", linkTree.root, "--link", "--progress", "none"])
         #expect(linked.status == 0, "\(linked.stderr)")
         #expect(linked.stdout.contains("copied 0, linked 1"))
-        let original = try #require(try space.catalog().read { db in try PictureRecord.fetchAll(db) }.first { $0.sourceName == "lib2/c.jpg" })
+        let original = try #require(try space.records().pictures.first { $0.sourceName == "lib2/c.jpg" })
         let source = try FileManager.default.attributesOfItem(atPath: linkTree.root + "/c.jpg")
         let stored = try FileManager.default.attributesOfItem(atPath: space.library + "/" + original.originalPath)
         #expect(source[.systemFileNumber] as? Int == stored[.systemFileNumber] as? Int, "one file, two names")
         #expect(FileManager.default.fileExists(atPath: linkTree.root + "/c.jpg"))
+        #expect(space.files(under: space.spool).isEmpty, "nothing is left in the spool: \(space.files(under: space.spool))")
     }
 
     @Test func linkingAcrossFileSystemsCopiesAndSaysSo() throws {

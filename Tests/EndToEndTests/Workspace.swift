@@ -1,4 +1,5 @@
 import Catalog
+import CatalogImports
 import ChildProcesses
 import Foundation
 import GRDB
@@ -125,6 +126,19 @@ final class Workspace: Sendable {
         defer { catalog.close() }
         let pictures = try catalog.allPictures()
         return (pictures, try catalog.allJobs(), try pictures.flatMap { try catalog.variants(ofPicture: $0.id ?? 0) })
+    }
+
+    /// The import journal, whichever store it is in.
+    func importJournal() throws -> [ImportFileRecord] {
+        guard let postgres else { return try catalog().read { db in try ImportFileRecord.fetchAll(db) } }
+        let catalog = try PostgresCatalog(location: postgres, maximumConnections: 1)
+        defer { catalog.close() }
+        let pool = try PostgresPool(location: postgres, maximumConnections: 1)
+        defer { pool.close() }
+        let directories = try pool.withSession { session in
+            try session.values("SELECT DISTINCT directory FROM import_files", as: String.self)
+        }
+        return try directories.flatMap { try catalog.importedFiles(inDirectory: $0).values }
     }
 
     /// Every regular file under a directory, relative to it.
