@@ -272,14 +272,13 @@ extension Worker {
             case .done?:
                 spool.consumeQueued(file)
                 logger.info("removed a committed photo left in queued/", metadata: ["file": "\(name)"])
-            case .failed?:
-                if (try? spool.importTicket(of: file)) != nil {
+            case .failed(let reason)?:
+                if spool.hasImportTicket(file) {
                     // An imported photo: its source is still in its folder, its reason in the catalog.
                     spool.consumeQueued(file)
                     logger.notice("removed a failed imported photo left in queued/", metadata: ["file": "\(name)"])
                     continue
                 }
-                guard case .failed(let reason)? = states[file] else { continue }
                 let claim = spool.queuedClaim(file, sourceName: name, worker: identity.name, recoveries: 0)
                 let job = try? catalog.latestJob(claimPath: claim.path)
                 _ = try? spool.failQueued(claim, reason: reason ?? job?.error ?? "failed", category: job?.failureCategory ?? FailureCategory.internal.rawValue,

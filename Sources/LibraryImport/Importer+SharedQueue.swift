@@ -110,11 +110,10 @@ extension Importer {
                          importId: Int64?) {
         let files = handed.files
         guard !files.isEmpty else { return }
-        var states: [String: QueuedPhotoState] = [:]
+        // At most the hand-over window's worth of files: one statement.
+        let states: [String: QueuedPhotoState]
         do {
-            for start in stride(from: 0, to: files.count, by: 500) {
-                states.merge(try shared.jobs.photoStates(files: Array(files[start..<min(start + 500, files.count)]))) { $1 }
-            }
+            states = try shared.jobs.photoStates(files: files)
         } catch {
             logger.warning("cannot read the job queue; asking again", metadata: ["reason": "\(error)"])
             return
@@ -184,7 +183,7 @@ extension Importer {
     }
 
     static func randomToken() -> String {
-        "import-" + (0..<24).map { _ in String(UInt8.random(in: 0...15), radix: 16) }.joined()
+        "import-" + Spool.randomToken(length: 24)
     }
 }
 

@@ -17,9 +17,7 @@ extension Spool {
     /// Moves a ready photo (then its sidecar) from `incoming/` into a new folder under
     /// `queued/`. Returns its place there (`TOKEN/NAME`), or nil when another process took it first.
     public func admit(_ sourceName: String) throws(FileSystemError) -> String? {
-        var token = ""
-        for _ in 0..<16 { token.append(String(UInt8.random(in: 0...15), radix: 16)) }
-        let file = token + "/" + sourceName
+        let file = Self.randomToken(length: 16) + "/" + sourceName
         let destination = queued + "/" + file
         try FileSystem.makeDirectories((destination as NSString).deletingLastPathComponent)
         let source = incoming + "/" + sourceName
@@ -107,9 +105,18 @@ extension Spool {
 
     /// The import ticket beside a queued photo, nil when it has none (a photo of `incoming/`).
     public func importTicket(of file: String) throws(FileSystemError) -> [UInt8]? {
-        let path = queued + "/" + file + Self.importTicketSuffix
-        guard FileSystem.entryStatus(path) != nil else { return nil }
-        return try FileSystem.read(path)
+        guard hasImportTicket(file) else { return nil }
+        return try FileSystem.read(queued + "/" + file + Self.importTicketSuffix)
+    }
+
+    /// Whether a queued photo came from an import (its ticket is beside it).
+    public func hasImportTicket(_ file: String) -> Bool {
+        FileSystem.entryStatus(queued + "/" + file + Self.importTicketSuffix) != nil
+    }
+
+    /// A folder name under `queued/` that no other photo has had: `length` random hex digits.
+    public static func randomToken(length: Int) -> String {
+        String((0..<length).map { _ in Character(String(UInt8.random(in: 0...15), radix: 16)) })
     }
 
     /// Moves a queued photo that cannot be processed into `failed/` with its reason, as a
