@@ -21,7 +21,7 @@ extension PostgresCatalog: CatalogStore {
             } else {
                 place.id = try Self.nextBackendId(in: "places", session)
             }
-            var store = PostgresMomentStore(session: session)
+            var store = PostgresMomentStore(session: session, rules: momentRules)
             try store.savePlace(place)
             return place
         }
@@ -34,7 +34,7 @@ extension PostgresCatalog: CatalogStore {
             var moment = moment
             if declaration == .update && id == nil { throw CatalogError.refused("an update names the moment's id") }
             moment.id = try id ?? Self.nextBackendId(in: "moments", session)
-            var store = PostgresMomentStore(session: session)
+            var store = PostgresMomentStore(session: session, rules: momentRules)
             guard let place = try store.place(id: moment.placeId) else {
                 throw CatalogError.refused("place \(moment.placeId) does not exist; declare it first (`darkroom places add`, or POST /v1/places)")
             }
@@ -53,7 +53,7 @@ extension PostgresCatalog: CatalogStore {
         }
         return try write { session in
             guard Declaration.backendIds.contains(id) else { throw MomentError.idOutOfRange(kind: "place", id: id) }
-            var store = PostgresMomentStore(session: session)
+            var store = PostgresMomentStore(session: session, rules: momentRules)
             let events = try MomentEngine(rules: momentRules).updatePlace(place, in: &store)
             try Self.recordOutbox(events, at: Date().timeIntervalSince1970, session)
             return place
@@ -63,7 +63,7 @@ extension PostgresCatalog: CatalogStore {
     /// Sets the cover of a moment as its creator; nil hands the cover back to the policy.
     public func setCover(momentId: Int64, pictureId: Int64?, by user: String) throws(CatalogError) -> [MomentEvent] {
         try write { session in
-            var store = PostgresMomentStore(session: session)
+            var store = PostgresMomentStore(session: session, rules: momentRules)
             let events = try MomentEngine(rules: momentRules).setCover(momentId: momentId, pictureId: pictureId, by: user, in: &store)
             try Self.recordOutbox(events, at: Date().timeIntervalSince1970, session)
             return events
@@ -155,7 +155,7 @@ extension PostgresCatalog: CatalogStore {
     /// are computed and rolled back, for a check.
     public func rebuildMoments(apply: Bool) throws(CatalogError) -> [MomentEvent] {
         try write(commit: apply) { session in
-            var store = PostgresMomentStore(session: session)
+            var store = PostgresMomentStore(session: session, rules: momentRules)
             let events = try MomentEngine(rules: momentRules).rebuild(&store)
             try Self.recordOutbox(events, at: Date().timeIntervalSince1970, session)
             return events

@@ -42,7 +42,8 @@ extension PostgresCatalog: PictureCatalog {
             job.outcome = .added
             job.pictureId = pictureId
             try Self.insert(job, into: "jobs", session)
-            var store = PostgresMomentStore(session: session)
+            var store = PostgresMomentStore(session: session, rules: momentRules)
+            store.knowNew(pictureId: pictureId)
             let events = try MomentEngine(rules: momentRules).ingest(picture.momentFacts, into: &store)
             try Self.recordOutbox(events, at: job.finishedAt, session, known: [pictureId: picture.thumbHash])
             return .added(pictureId: pictureId, momentId: try store.momentId(ofPicture: pictureId))
@@ -130,8 +131,9 @@ extension PostgresCatalog: PictureCatalog {
         try readOne { session in try session.rows("SELECT * FROM outbox ORDER BY id").map { try Self.record(OutboxEvent.self, $0) } }
     }
 
+    /// Inserts a record in a write transaction, without waiting for the answer (its COMMIT does).
     static func insert<R: Encodable>(_ record: R, into table: String, _ session: PostgresSession) throws {
-        try session.execute(try PostgresRowCoding.insert(record, into: table, naming: column))
+        try session.send(try PostgresRowCoding.insert(record, into: table, naming: column))
     }
 
     /// The engine's events as outbox rows, in this transaction, in one statement. `known` holds
@@ -154,7 +156,7 @@ extension PostgresCatalog: PictureCatalog {
             binds.append(row.payload)
             binds.append(row.createdAt)
         }
-        try session.execute(PostgresQuery(unsafeSQL: "INSERT INTO outbox (event, moment_id, picture_id, payload, created_at) VALUES "
+        try session.send(PostgresQuery(unsafeSQL: "INSERT INTO outbox (event, moment_id, picture_id, payload, created_at) VALUES "
                                           + groups.joined(separator: ", "), binds: binds))
     }
 }

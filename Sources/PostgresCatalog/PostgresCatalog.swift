@@ -94,7 +94,7 @@ public final class PostgresCatalog: Sendable {
                     guard exclusive else {
                         // Held until the transaction ends: no statement to give it back.
                         return try session.transaction(.serializable, commit: commit) { session in
-                            try session.execute("SELECT pg_advisory_xact_lock_shared(\(Self.assignerLock))")
+                            try session.send("SELECT pg_advisory_xact_lock_shared(\(Self.assignerLock))")
                             return try body(session)
                         }
                     }

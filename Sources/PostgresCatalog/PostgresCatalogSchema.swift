@@ -188,5 +188,6 @@ enum PostgresCatalogSchema {
     ] + JobQueue.migrations.map { .init($0.name, $0.statements) } + [
         imports,
         webhookDeliveries,
+        PostgresMomentLookups.migration,
     ])
 }

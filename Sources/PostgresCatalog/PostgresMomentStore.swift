@@ -11,18 +11,54 @@ import PostgresStore
 /// Invariant, as in SQLite: a picture with a `moment_id` is `in_moments`.
 struct PostgresMomentStore: MomentStore {
     let session: PostgresSession
-    /// One picture's facts, moment and candidates as this transaction has read or written them:
-    /// the engine asks for them several times in a commit, each a round trip otherwise.
-    let reads = PictureReads()
+    /// The cover margin of policy `best`, when that is the policy: a moment's digest then also
+    /// fetches the picture the cover rule asks for next (`earliestPicture(inMoment:scoringAtLeast:)`).
+    let bestCoverMargin: Double?
+    /// Single rows as this transaction has read or written them: the engine asks for them
+    /// several times in a commit, each a round trip otherwise.
+    let reads = Reads()
 
-    /// What the store has read of single pictures, kept until one of its own writes could
-    /// change it. It holds only what the database answered or what a write here set, and lives
-    /// as long as the store: one transaction (a retry makes a new store).
-    final class PictureReads {
+    /// A store in `session`'s transaction, for an engine applying `rules`.
+    init(session: PostgresSession, rules: MomentRules = .default) {
+        self.session = session
+        self.bestCoverMargin = rules.coverPolicy == .best ? rules.coverMargin : nil
+    }
+
+    /// What the store has read, kept until one of its own writes could change it. It holds
+    /// only what the database answered or what a write here set, in the form a read gives it
+    /// back, and lives as long as the store: one transaction (a retry makes a new store).
+    final class Reads {
         /// `.some(nil)`: the picture is not in the moments.
         var facts: [Int64: PhotoFacts?] = [:]
         var momentIds: [Int64: Int64?] = [:]
         var candidates: [Int64: Set<Int64>] = [:]
+        /// `.some(nil)`: no such moment.
+        var moments: [Int64: Moment?] = [:]
+        /// The places whose boxes hold a point; dropped when a place is written.
+        var placesContaining: [Coordinate: [Place]] = [:]
+        /// A moment's first picture scoring at least a threshold, fetched with its digest;
+        /// dropped when any picture is written.
+        var earliestScoring: [Int64: (minimum: Double, picture: PhotoFacts?)] = [:]
+        /// The picture last saved, as stored: the one whose declared moments the engine asks
+        /// for next, and then its neighbours.
+        var saved: PhotoFacts?
+        /// A picture's automatic neighbours, fetched with its declared moments; dropped when
+        /// any picture is written.
+        var neighbours: (photo: PhotoFacts, radius: Double, gap: Double, found: [AutomaticNeighbour])?
+
+        /// Forgets what a write to pictures may change beyond the rows it names.
+        func picturesChanged() {
+            earliestScoring.removeAll()
+            neighbours = nil
+        }
+    }
+
+    /// Tells the store of a picture just inserted in this transaction: not in the moments yet,
+    /// in no moment, a candidate of none. The engine's first questions about it need no query.
+    func knowNew(pictureId id: Int64) {
+        reads.facts[id] = .some(nil)
+        reads.momentIds[id] = .some(nil)
+        reads.candidates[id] = []
     }
 
     // MARK: Row mapping
@@ -30,13 +66,36 @@ struct PostgresMomentStore: MomentStore {
     static let pictureColumns = "p.id, p.sha256, p.author_id, p.moment_time, p.latitude, p.longitude, p.requested_moment_id, p.cover_score"
 
     static func facts(_ row: PostgresRow) throws -> PhotoFacts {
-        let (id, key, author, time, latitude, longitude, requested, score) =
-            try row.decode((Int64, String, String?, Double?, Double?, Double?, Int64?, Double).self)
+        guard let facts = try facts(row.makeRandomAccess(), from: 0) else { throw CatalogError.other("a picture's row has no id") }
+        return facts
+    }
+
+    /// The facts in the eight columns from `offset` (`pictureColumns`), nil when the id is null
+    /// (an outer join that found nothing).
+    static func facts(_ row: PostgresRandomAccessRow, from offset: Int) throws -> PhotoFacts? {
+        guard let id = try row[offset].decode(Int64?.self) else { return nil }
+        let time = try row[offset + 3].decode(Double?.self)
+        let latitude = try row[offset + 4].decode(Double?.self), longitude = try row[offset + 5].decode(Double?.self)
         return PhotoFacts(
-            id: id, key: key, author: author,
+            id: id, key: try row[offset + 1].decode(String.self), author: try row[offset + 2].decode(String?.self),
             capturedAt: time.map { Date(timeIntervalSince1970: $0) },
             location: latitude.flatMap { lat in longitude.map { Coordinate(latitude: lat, longitude: $0) } },
-            requestedMomentId: requested, coverScore: score)
+            requestedMomentId: try row[offset + 6].decode(Int64?.self), coverScore: try row[offset + 7].decode(Double.self))
+    }
+
+    /// Facts as a read gives them back: the capture time through the column's seconds since 1970.
+    static func asStored(_ facts: PhotoFacts) -> PhotoFacts {
+        var stored = facts
+        stored.capturedAt = facts.capturedAt.map { Date(timeIntervalSince1970: $0.timeIntervalSince1970) }
+        return stored
+    }
+
+    /// A moment as a read gives it back: its window through the columns' seconds since 1970.
+    static func asStored(_ moment: Moment) -> Moment {
+        var stored = moment
+        stored.start = Date(timeIntervalSince1970: moment.start.timeIntervalSince1970)
+        stored.end = Date(timeIntervalSince1970: moment.end.timeIntervalSince1970)
+        return stored
     }
 
     private func pictures(_ query: PostgresQuery) throws -> [PhotoFacts] {
@@ -50,8 +109,18 @@ struct PostgresMomentStore: MomentStore {
         """
 
     static func moment(_ row: PostgresRow) throws -> Moment {
-        let (id, kind, placeId, start, end, creator, visibility, title, cover, coverSource, coverReason, invitees) =
-            try row.decode((Int64, String, Int64, Double, Double, String?, String, String?, Int64?, String, String?, [String]).self)
+        try moment(row.makeRandomAccess(), from: 0)
+    }
+
+    /// The moment in the twelve columns from `offset` (`momentColumns`).
+    static func moment(_ row: PostgresRandomAccessRow, from offset: Int) throws -> Moment {
+        func column<T: PostgresDecodable>(_ index: Int, _ type: T.Type = T.self) throws -> T { try row[offset + index].decode(T.self) }
+        let (id, kind, placeId, start, end, creator) =
+            (try column(0, Int64.self), try column(1, String.self), try column(2, Int64.self), try column(3, Double.self),
+             try column(4, Double.self), try column(5, String?.self))
+        let (visibility, title, cover, coverSource, coverReason, invitees) =
+            (try column(6, String.self), try column(7, String?.self), try column(8, Int64?.self), try column(9, String.self),
+             try column(10, String?.self), try column(11, [String].self))
         return Moment(
             id: id, kind: MomentKind(rawValue: kind) ?? .automatic, placeId: placeId,
             start: Date(timeIntervalSince1970: start), end: Date(timeIntervalSince1970: end),
@@ -61,14 +130,24 @@ struct PostgresMomentStore: MomentStore {
     }
 
     private func moments(_ condition: String, _ binds: PostgresBindings = PostgresBindings()) throws -> [Moment] {
-        try session.rows(PostgresQuery(unsafeSQL: "SELECT \(Self.momentColumns) FROM moments m \(condition)", binds: binds)).map(Self.moment)
+        let found = try session.rows(PostgresQuery(unsafeSQL: "SELECT \(Self.momentColumns) FROM moments m \(condition)", binds: binds))
+            .map(Self.moment)
+        for moment in found { reads.moments[moment.id] = .some(moment) }
+        return found
     }
 
     static let placeColumns = "id, name, latitude, longitude, radius_metres"
 
+
     static func place(_ row: PostgresRow) throws -> Place {
-        let (id, name, latitude, longitude, radius) = try row.decode((Int64, String?, Double, Double, Double).self)
-        return Place(id: id, name: name, center: Coordinate(latitude: latitude, longitude: longitude), radiusMetres: radius)
+        try place(row.makeRandomAccess(), from: 0)
+    }
+
+    /// The place in the five columns from `offset` (`placeColumns`).
+    static func place(_ row: PostgresRandomAccessRow, from offset: Int) throws -> Place {
+        Place(id: try row[offset].decode(Int64.self), name: try row[offset + 1].decode(String?.self),
+              center: Coordinate(latitude: try row[offset + 2].decode(Double.self), longitude: try row[offset + 3].decode(Double.self)),
+              radiusMetres: try row[offset + 4].decode(Double.self))
     }
 
     // MARK: Lookups
@@ -90,31 +169,45 @@ struct PostgresMomentStore: MomentStore {
     /// The stable picture order (`PictureOrder`) in SQL: capture time, no time last, then key.
     static let stableOrder = "ORDER BY p.moment_time IS NULL, p.moment_time, p.sha256, p.id"
 
+    /// One statement: the aggregates, the first picture, and under policy `best` the first
+    /// picture within the margin of the best score, which the cover rule asks for next.
     func digest(ofMoment id: Int64) throws -> MomentDigest {
-        let rows = try session.rows("""
-            SELECT MIN(moment_time), MAX(moment_time), MAX(cover_score) FROM pictures WHERE moment_id = \(id)
-            """)
-        let (first, last, best) = try rows.first?.decode((Double?, Double?, Double?).self) ?? (nil, nil, nil)
+        // An automatic moment's place follows its first picture: the places holding it come too.
+        let automatic = if case .some(.some(let moment)) = reads.moments[id] { moment.kind == .automatic } else { false }
+        let rows = try session.rows("SELECT * FROM darkroom_moment_digest(\(id), \(bestCoverMargin), \(automatic))")
+            .map { $0.makeRandomAccess() }
+        typealias Column = PostgresMomentLookups.Digest
+        guard let row = rows.first else { return MomentDigest(earliest: nil, firstCapture: nil, lastCapture: nil, bestScore: nil) }
+        let best = try row[Column.aggregates + 2].decode(Double?.self)
+        let earliest = try Self.facts(row, from: Column.earliest)
+        if let margin = bestCoverMargin, let best {
+            reads.earliestScoring[id] = (best - margin, try Self.facts(row, from: Column.cover))
+        }
+        if automatic, let anchor = earliest?.location {
+            reads.placesContaining[anchor] = Self.sortedOnce(try rows.dropFirst().map { try Self.place($0, from: Column.place) })
+        }
         return MomentDigest(
-            earliest: try pictures("""
-                SELECT \(unescaped: Self.pictureColumns) FROM pictures p WHERE p.moment_id = \(id) \(unescaped: Self.stableOrder) LIMIT 1
-                """).first,
-            firstCapture: first.map { Date(timeIntervalSince1970: $0) },
-            lastCapture: last.map { Date(timeIntervalSince1970: $0) },
+            earliest: earliest,
+            firstCapture: try row[Column.aggregates].decode(Double?.self).map { Date(timeIntervalSince1970: $0) },
+            lastCapture: try row[Column.aggregates + 1].decode(Double?.self).map { Date(timeIntervalSince1970: $0) },
             bestScore: best)
     }
 
     func earliestPicture(inMoment id: Int64, scoringAtLeast minimumScore: Double) throws -> PhotoFacts? {
-        try pictures("""
+        if let known = reads.earliestScoring[id], known.minimum == minimumScore { return known.picture }
+        return try pictures("""
             SELECT \(unescaped: Self.pictureColumns) FROM pictures p WHERE p.moment_id = \(id) AND p.cover_score >= \(minimumScore)
             \(unescaped: Self.stableOrder) LIMIT 1
             """).first
     }
 
     func moment(id: Int64) throws -> Moment? {
+        if let known = reads.moments[id] { return known }
         var binds = PostgresBindings()
         binds.append(id)
-        return try moments("WHERE m.id = $1", binds).first
+        let moment = try moments("WHERE m.id = $1", binds).first
+        reads.moments[id] = .some(moment)
+        return moment
     }
 
     func place(id: Int64) throws -> Place? {
@@ -148,47 +241,96 @@ struct PostgresMomentStore: MomentStore {
 
     // MARK: Index queries
 
+    /// What `darkroom_placing` answered: the lookups of one point.
+    private struct Placing {
+        var declared: [PlacedMoment] = []
+        var neighbours: [AutomaticNeighbour] = []
+        var places: [Place] = []
+    }
+
+    /// One call of `darkroom_placing`: the declared moments at `location` in `window` (none
+    /// when nil), the automatic neighbours of `photo` in `box` (none when nil), and the places
+    /// holding `location` when `places`.
+    private func placing(at location: Coordinate, window: (from: Double, through: Double)?,
+                         neighboursOf photo: PhotoFacts?, in box: (low: [Double], high: [Double])?, places: Bool) throws -> Placing {
+        typealias Column = PostgresMomentLookups.Placing
+        let rows = try session.rows("""
+            SELECT * FROM darkroom_placing(\(location.latitude), \(location.longitude), \(window?.from), \(window?.through),
+              \(box?.low), \(box?.high), \(photo?.author), \(photo?.id ?? 0), \(places))
+            """)
+        var answer = Placing()
+        for row in rows {
+            let row = row.makeRandomAccess()
+            switch try row[0].decode(String.self) {
+            case "declared":
+                let moment = try Self.moment(row, from: Column.moment)
+                reads.moments[moment.id] = .some(moment)
+                answer.declared.append(PlacedMoment(moment: moment, place: try Self.place(row, from: Column.place)))
+            case "neighbour":
+                guard let neighbour = try Self.facts(row, from: Column.picture) else { continue }
+                let moment = try Self.moment(row, from: Column.moment)
+                reads.moments[moment.id] = .some(moment)
+                answer.neighbours.append(AutomaticNeighbour(photo: neighbour, momentId: moment.id))
+            default:
+                answer.places.append(try Self.place(row, from: Column.place))
+            }
+        }
+        // A moment or place whose two boxes (across the date line) both met the point, once.
+        answer.declared = Dictionary(answer.declared.map { ($0.moment.id, $0) }, uniquingKeysWith: { first, _ in first })
+            .values.sorted { $0.moment.id < $1.moment.id }
+        answer.places = Self.sortedOnce(answer.places)
+        if places { reads.placesContaining[location] = answer.places }
+        return answer
+    }
+
+    /// Places by id, each once.
+    private static func sortedOnce(_ places: [Place]) -> [Place] {
+        Dictionary(places.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }).values.sorted { $0.id < $1.id }
+    }
+
+    /// The box of (latitude, longitude, time) in which `photo`'s automatic neighbours lie, one
+    /// per bounding box of the radius (two across the date line).
+    private static func neighbourBoxes(of photo: PhotoFacts, rules: MomentRules) -> [(low: [Double], high: [Double])] {
+        guard let (time, location) = photo.timeAndPlace else { return [] }
+        let t = time.timeIntervalSince1970
+        return Geo.boundingBoxes(around: location, radiusMetres: rules.automaticRadiusMetres).map { box in
+            ([box.minLatitude, box.minLongitude, t - rules.automaticTimeGap], [box.maxLatitude, box.maxLongitude, t + rules.automaticTimeGap])
+        }
+    }
+
+    /// When the point is that of the picture just saved, its automatic neighbours and the
+    /// places holding it come in the same call: the engine asks for them next.
     func declaredMoments(near location: Coordinate, at time: Date, rules: MomentRules) throws -> [PlacedMoment] {
         let t = time.timeIntervalSince1970
-        let low = [location.latitude, location.longitude, t - rules.graceAfter]
-        let high = [location.latitude, location.longitude, t + rules.graceBefore]
-        let found = try session.values("""
-            SELECT DISTINCT moment_id FROM moment_boxes WHERE box && cube(\(low)::float8[], \(high)::float8[]) ORDER BY moment_id
-            """, as: Int64.self)
-        return try found.compactMap { id in
-            guard let moment = try moment(id: id), let place = try place(id: moment.placeId) else { return nil }
-            return PlacedMoment(moment: moment, place: place)
+        let window = (t - rules.graceAfter, t + rules.graceBefore)
+        var subject: PhotoFacts?
+        var boxes: [(low: [Double], high: [Double])] = []
+        if let saved = reads.saved, let here = saved.timeAndPlace, here.location == location, here.time == time {
+            boxes = Self.neighbourBoxes(of: saved, rules: rules)
+            if boxes.count == 1 { subject = saved }
         }
+        let answer = try placing(at: location, window: window, neighboursOf: subject, in: subject == nil ? nil : boxes.first,
+                                 places: subject != nil)
+        if let subject {
+            reads.neighbours = (subject, rules.automaticRadiusMetres, rules.automaticTimeGap, answer.neighbours)
+        }
+        return answer.declared
     }
 
     func automaticNeighbours(of photo: PhotoFacts, rules: MomentRules) throws -> [AutomaticNeighbour] {
-        guard let (time, location) = photo.timeAndPlace else { return [] }
-        let t = time.timeIntervalSince1970
-        var found: [AutomaticNeighbour] = []
-        for box in Geo.boundingBoxes(around: location, radiusMetres: rules.automaticRadiusMetres) {
-            let low = [box.minLatitude, box.minLongitude, t - rules.automaticTimeGap]
-            let high = [box.maxLatitude, box.maxLongitude, t + rules.automaticTimeGap]
-            let rows = try session.rows("""
-                SELECT \(unescaped: Self.pictureColumns), p.moment_id FROM pictures p
-                JOIN moments m ON m.id = p.moment_id AND m.kind = 'automatic'
-                WHERE p.position && cube(\(low)::float8[], \(high)::float8[]) AND p.position IS NOT NULL
-                  AND p.author_id IS NOT DISTINCT FROM \(photo.author) AND p.id <> \(photo.id)
-                """)
-            for row in rows {
-                let momentId = try row.decode((Int64, String, String?, Double?, Double?, Double?, Int64?, Double, Int64).self).8
-                found.append(AutomaticNeighbour(photo: try Self.facts(row), momentId: momentId))
-            }
+        if let known = reads.neighbours, known.photo == photo, known.radius == rules.automaticRadiusMetres,
+           known.gap == rules.automaticTimeGap {
+            return known.found
         }
-        return found
+        guard let location = photo.timeAndPlace?.location else { return [] }
+        return try Self.neighbourBoxes(of: photo, rules: rules).flatMap { box in
+            try placing(at: location, window: nil, neighboursOf: photo, in: box, places: false).neighbours
+        }
     }
 
     func places(containing location: Coordinate) throws -> [Place] {
-        let point = [location.latitude, location.longitude]
-        return try session.rows("""
-            SELECT \(unescaped: Self.placeColumns) FROM places WHERE id IN (
-                SELECT place_id FROM place_boxes WHERE box && cube(\(point)::float8[], \(point)::float8[]))
-            ORDER BY id
-            """).map(Self.place)
+        if let known = reads.placesContaining[location] { return known }
+        return try placing(at: location, window: nil, neighboursOf: nil, in: nil, places: true).places
     }
 
     func places(around center: Coordinate, radiusMetres: Double) throws -> [Place] {
@@ -231,23 +373,29 @@ struct PostgresMomentStore: MomentStore {
 
     // MARK: Mutations
 
+    // Writes are sent without waiting (`PostgresSession.send`): the next statement that waits
+    // brings their failure, and the transaction's COMMIT waits for them all.
+
     mutating func savePicture(_ facts: PhotoFacts) throws {
         let point = Self.position(of: facts)
-        try session.execute("""
+        try session.send("""
             UPDATE pictures SET in_moments = true, author_id = \(facts.author), moment_time = \(facts.capturedAt?.timeIntervalSince1970),
               latitude = \(facts.location?.latitude), longitude = \(facts.location?.longitude),
               requested_moment_id = \(facts.requestedMomentId), cover_score = \(facts.coverScore),
               position = CASE WHEN \(point)::float8[] IS NULL THEN NULL ELSE cube(\(point)::float8[]) END
             WHERE id = \(facts.id)
             """)
-        // Read back as stored (its time and place as the columns keep them), when next asked.
-        reads.facts[facts.id] = nil
-        reads.momentIds[facts.id] = nil
+        // As a read would give it back. Its moment is unchanged: a picture not in the moments
+        // has none, and one in them keeps its own.
+        reads.picturesChanged()
+        reads.facts[facts.id] = .some(Self.asStored(facts))
+        reads.saved = Self.asStored(facts)
     }
 
     mutating func deletePicture(id: Int64) throws {
-        try session.execute("UPDATE pictures SET in_moments = false, moment_id = NULL, position = NULL WHERE id = \(id)")
-        try session.execute("DELETE FROM moment_candidates WHERE picture_id = \(id)")
+        try session.send("UPDATE pictures SET in_moments = false, moment_id = NULL, position = NULL WHERE id = \(id)")
+        try session.send("DELETE FROM moment_candidates WHERE picture_id = \(id)")
+        reads.picturesChanged()
         reads.facts[id] = .some(nil)
         reads.momentIds[id] = .some(nil)
         reads.candidates[id] = []
@@ -266,25 +414,27 @@ struct PostgresMomentStore: MomentStore {
 
     mutating func createPlace(name: String?, center: Coordinate, radiusMetres: Double) throws -> Place {
         let id = try nextWorkerId(in: "places")
-        try session.execute("""
+        try session.send("""
             INSERT INTO places (id, name, latitude, longitude, radius_metres, created_at)
             VALUES (\(id), \(name), \(center.latitude), \(center.longitude), \(radiusMetres), \(Date().timeIntervalSince1970))
             """)
         let place = Place(id: id, name: name, center: center, radiusMetres: radiusMetres)
         try insertPlaceBoxes(place)
+        reads.placesContaining.removeAll()
         return place
     }
 
     mutating func savePlace(_ place: Place) throws {
-        try session.execute("""
+        try session.send("""
             INSERT INTO places (id, name, latitude, longitude, radius_metres, created_at)
             VALUES (\(place.id), \(place.name), \(place.center.latitude), \(place.center.longitude), \(place.radiusMetres),
                     \(Date().timeIntervalSince1970))
             ON CONFLICT (id) DO UPDATE SET name = excluded.name, latitude = excluded.latitude,
               longitude = excluded.longitude, radius_metres = excluded.radius_metres
             """)
-        try session.execute("DELETE FROM place_boxes WHERE place_id = \(place.id)")
+        try session.send("DELETE FROM place_boxes WHERE place_id = \(place.id)")
         try insertPlaceBoxes(place)
+        reads.placesContaining.removeAll()
         // The boxes of declared moments held here follow their place's circle.
         for moment in try moments(atPlace: place.id) { try indexMoment(moment) }
     }
@@ -292,15 +442,19 @@ struct PostgresMomentStore: MomentStore {
     mutating func createMoment(_ moment: Moment) throws -> Moment {
         var created = moment
         created.id = try nextWorkerId(in: "moments")
-        try upsert(created, replacing: false)
+        try upsert(created, replacing: false, invitees: [])
         return created
     }
 
     mutating func saveMoment(_ moment: Moment) throws {
-        try upsert(moment, replacing: true)
+        // Its invitees as stored, when a read here knows them: nothing to rewrite when unchanged.
+        let stored: Set<String>? = if case .some(.some(let old)) = reads.moments[moment.id] { old.invitees } else { nil }
+        try upsert(moment, replacing: true, invitees: stored)
     }
 
-    private func upsert(_ moment: Moment, replacing: Bool) throws {
+    /// Writes a moment's row, its invitees unless `invitees` (those stored) already equals
+    /// them, and its boxes.
+    private func upsert(_ moment: Moment, replacing: Bool, invitees stored: Set<String>?) throws {
         let now = Date().timeIntervalSince1970
         let onConflict = replacing ? """
             ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, place_id = excluded.place_id, start_at = excluded.start_at,
@@ -308,7 +462,7 @@ struct PostgresMomentStore: MomentStore {
               cover_picture_id = excluded.cover_picture_id, cover_source = excluded.cover_source,
               cover_reason = excluded.cover_reason, updated_at = excluded.updated_at
             """ : ""
-        try session.execute("""
+        try session.send("""
             INSERT INTO moments (id, kind, place_id, start_at, end_at, creator, visibility, title, cover_picture_id,
               cover_source, cover_reason, created_at, updated_at)
             VALUES (\(moment.id), \(moment.kind.rawValue), \(moment.placeId), \(moment.start.timeIntervalSince1970),
@@ -316,29 +470,36 @@ struct PostgresMomentStore: MomentStore {
               \(moment.coverPictureId), \(moment.coverSource.rawValue), \(moment.coverReason), \(now), \(now))
             \(unescaped: onConflict)
             """)
-        try session.execute("DELETE FROM moment_invitees WHERE moment_id = \(moment.id)")
-        for user in moment.invitees.sorted() {
-            try session.execute("INSERT INTO moment_invitees (moment_id, user_id) VALUES (\(moment.id), \(user))")
+        if stored != moment.invitees {
+            if stored != [] { try session.send("DELETE FROM moment_invitees WHERE moment_id = \(moment.id)") }
+            for user in moment.invitees.sorted() {
+                try session.send("INSERT INTO moment_invitees (moment_id, user_id) VALUES (\(moment.id), \(user))")
+            }
         }
         try indexMoment(moment)
+        reads.moments[moment.id] = .some(Self.asStored(moment))
     }
 
     mutating func deleteMoment(id: Int64) throws {
-        try session.execute("UPDATE pictures SET moment_id = NULL WHERE moment_id = \(id)")
-        try session.execute("DELETE FROM moment_candidates WHERE moment_id = \(id)")
-        try session.execute("DELETE FROM moment_boxes WHERE moment_id = \(id)")
-        try session.execute("DELETE FROM moments WHERE id = \(id)")
+        try session.send("UPDATE pictures SET moment_id = NULL WHERE moment_id = \(id)")
+        try session.send("DELETE FROM moment_candidates WHERE moment_id = \(id)")
+        try session.send("DELETE FROM moment_boxes WHERE moment_id = \(id)")
+        try session.send("DELETE FROM moments WHERE id = \(id)")
+        reads.picturesChanged()
+        reads.moments[id] = .some(nil)
         for (picture, momentId) in reads.momentIds where momentId == id { reads.momentIds[picture] = .some(nil) }
         for picture in reads.candidates.keys { reads.candidates[picture]?.remove(id) }
     }
 
     mutating func movePictures(fromMoment source: Int64, toMoment target: Int64) throws {
-        try session.execute("UPDATE pictures SET moment_id = \(target) WHERE moment_id = \(source)")
+        try session.send("UPDATE pictures SET moment_id = \(target) WHERE moment_id = \(source)")
+        reads.picturesChanged()
         for (picture, momentId) in reads.momentIds where momentId == source { reads.momentIds[picture] = .some(target) }
     }
 
     mutating func assign(picture id: Int64, to momentId: Int64?) throws {
-        try session.execute("UPDATE pictures SET moment_id = \(momentId) WHERE id = \(id)")
+        try session.send("UPDATE pictures SET moment_id = \(momentId) WHERE id = \(id)")
+        reads.picturesChanged()
         // What a read answers: the moment while the picture is in the moments; known only when
         // its facts were read (in the moments) and nothing has changed that since.
         if case .some(.some) = reads.facts[id] {
@@ -349,12 +510,12 @@ struct PostgresMomentStore: MomentStore {
     }
 
     mutating func recordCandidate(picture id: Int64, moment momentId: Int64) throws {
-        try session.execute("INSERT INTO moment_candidates (moment_id, picture_id) VALUES (\(momentId), \(id)) ON CONFLICT DO NOTHING")
+        try session.send("INSERT INTO moment_candidates (moment_id, picture_id) VALUES (\(momentId), \(id)) ON CONFLICT DO NOTHING")
         reads.candidates[id]?.insert(momentId)
     }
 
     mutating func removeCandidate(picture id: Int64, moment momentId: Int64) throws {
-        try session.execute("DELETE FROM moment_candidates WHERE moment_id = \(momentId) AND picture_id = \(id)")
+        try session.send("DELETE FROM moment_candidates WHERE moment_id = \(momentId) AND picture_id = \(id)")
         reads.candidates[id]?.remove(momentId)
     }
 
@@ -362,17 +523,17 @@ struct PostgresMomentStore: MomentStore {
 
     private func insertPlaceBoxes(_ place: Place) throws {
         for (low, high) in Self.boxes(of: place) {
-            try session.execute("INSERT INTO place_boxes (place_id, box) VALUES (\(place.id), cube(\(low)::float8[], \(high)::float8[]))")
+            try session.send("INSERT INTO place_boxes (place_id, box) VALUES (\(place.id), cube(\(low)::float8[], \(high)::float8[]))")
         }
     }
 
     /// Only declared moments are looked up by place and time (automatic ones by their pictures).
     private func indexMoment(_ moment: Moment) throws {
         guard moment.kind == .declared else { return }
-        try session.execute("DELETE FROM moment_boxes WHERE moment_id = \(moment.id)")
+        try session.send("DELETE FROM moment_boxes WHERE moment_id = \(moment.id)")
         guard let place = try place(id: moment.placeId) else { return }
         for (low, high) in Self.boxes(of: moment, at: place) {
-            try session.execute("INSERT INTO moment_boxes (moment_id, box) VALUES (\(moment.id), cube(\(low)::float8[], \(high)::float8[]))")
+            try session.send("INSERT INTO moment_boxes (moment_id, box) VALUES (\(moment.id), cube(\(low)::float8[], \(high)::float8[]))")
         }
     }
 

@@ -63,6 +63,10 @@ public final class TemporaryCluster: @unchecked Sendable {  // safe: `stopped` i
             try cluster.run("initdb", ["-D", cluster.data, "-U", cluster.user, "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"])
             var options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c max_connections=200"
             if !durable { options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off" }
+            // More server settings for profiling a run, e.g. "-c shared_preload_libraries=pg_stat_statements".
+            if let extra = ProcessInfo.processInfo.environment["DARKROOM_POSTGRES_SERVER_OPTIONS"], !extra.isEmpty {
+                options += " " + extra
+            }
             try cluster.run("pg_ctl", ["-D", cluster.data, "-l", directory.appendingPathComponent("server.log").path, "-o", options, "-w", "-t", "60", "start"])
         } catch {
             cluster.stop()

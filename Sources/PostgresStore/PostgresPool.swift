@@ -54,7 +54,10 @@ public final class PostgresPool: @unchecked Sendable {  // safe: `idle`, `open` 
         var healthy = true
         defer { giveBack(connection, healthy: healthy && !connection.isClosed) }
         do {
-            return try body(PostgresSession(connection: connection, logger: logger))
+            let session = PostgresSession(connection: connection, logger: logger)
+            let result = try body(session)
+            try session.settle()
+            return result
         } catch {
             // A statement cut short by a lost connection may have left it mid-protocol.
             if case .unreachable = PostgresError(error) { healthy = false }

@@ -14,22 +14,75 @@ public struct PostgresSession {
 
     let connection: PostgresConnection
     let logger: Logger
+    /// Statements sent by `send` whose outcome is not yet known.
+    private let deferred = Deferred()
 
-    /// Every row the statement returns.
+    /// Sent statements, each answered in turn (the connection runs one statement at a time,
+    /// in the order they were given).
+    private final class Deferred {
+        var answers: [EventLoopFuture<PostgresQueryResult>] = []
+    }
+
+    init(connection: PostgresConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+    }
+
+    /// Every row the statement returns. A failure of a statement sent before it (`send`) is
+    /// thrown first: it is the cause, and whatever followed it in a transaction failed with it.
     @discardableResult
     public func rows(_ query: PostgresQuery) throws(PostgresError) -> [PostgresRow] {
+        let answer = connection.query(query, logger: logger)
+        try settle()
         do {
-            return Array(try connection.query(query, logger: logger).wait().rows)
-        } catch let error as PSQLError where error.serverInfo == nil {
-            throw .unreachable("\(connection.id)", reason: "\(error.code): \(error.underlying.map { "\($0)" } ?? "no detail")")
+            return Array(try answer.wait().rows)
         } catch {
-            throw PostgresError(error)
+            throw failure(error)
         }
     }
 
     /// Runs a statement whose rows, if any, are not wanted.
     public func execute(_ query: PostgresQuery) throws(PostgresError) {
         try rows(query)
+    }
+
+    /// Sends a statement whose rows are not wanted without waiting for it: the connection runs
+    /// it before any later statement, and the next call that waits (`rows`, `execute`, `value`,
+    /// `values`, a transaction's COMMIT) throws its failure. A write in a transaction needs no
+    /// answer until then, so the caller does not wait a round trip for each.
+    public func send(_ query: PostgresQuery) throws(PostgresError) {
+        deferred.answers.append(connection.query(query, logger: logger))
+        // A long run of writes (a rebuild) waits now and then, so that the sent statements
+        // never pile up in memory.
+        if deferred.answers.count >= Self.mostUnanswered { try settle() }
+    }
+
+    /// How many sent statements may wait for their answers at once.
+    static let mostUnanswered = 256
+
+    /// Waits for every sent statement (already answered, when a later one has been) and throws
+    /// the first failure among them.
+    public func settle() throws(PostgresError) {
+        guard !deferred.answers.isEmpty else { return }
+        let answers = deferred.answers
+        deferred.answers.removeAll()
+        var first: PostgresError?
+        for answer in answers {
+            do {
+                _ = try answer.wait()
+            } catch {
+                if first == nil { first = failure(error) }
+            }
+        }
+        if let first { throw first }
+    }
+
+    /// The driver's error as a `PostgresError`: a failure without the server's word is a lost connection.
+    private func failure(_ error: any Error) -> PostgresError {
+        if let error = error as? PSQLError, error.serverInfo == nil {
+            return .unreachable("\(connection.id)", reason: "\(error.code): \(error.underlying.map { "\($0)" } ?? "no detail")")
+        }
+        return PostgresError(error)
     }
 
     /// The first column of the first row, nil when there is no row (or the value is null).
@@ -56,7 +109,8 @@ public struct PostgresSession {
     /// Runs `body` between BEGIN and COMMIT (ROLLBACK when it throws, or always with `commit`
     /// false) at `isolation`.
     public func transaction<T>(_ isolation: Isolation, commit: Bool = true, _ body: (PostgresSession) throws -> T) throws -> T {
-        try execute(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL \(isolation.rawValue)"))
+        // Its answer comes with the body's first statement that waits.
+        try send(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL \(isolation.rawValue)"))
         let result: T
         do {
             result = try body(self)
