@@ -19,17 +19,23 @@ extension PostgresCatalog: PictureCatalog {
         try write { session in
             try Self.complete(photo, session)
             var job = job
-            if let existing = try session.value("SELECT id FROM pictures WHERE sha256 = \(picture.sha256)", as: Int64.self) {
+            var picture = picture
+            picture.id = nil
+            // The insert is the duplicate check: no id comes back when the bytes are already a
+            // picture (one committed by another transaction since this one began is a lost race,
+            // retried, which then finds it here).
+            guard let pictureId = try session.value(
+                try PostgresRowCoding.insert(picture, into: "pictures", suffix: "ON CONFLICT (sha256) DO NOTHING RETURNING id",
+                                             naming: Self.column), as: Int64.self)
+            else {
+                guard let existing = try session.value("SELECT id FROM pictures WHERE sha256 = \(picture.sha256)", as: Int64.self) else {
+                    throw CatalogError.other("picture \(picture.sha256) was neither inserted nor found")
+                }
                 job.outcome = .duplicate
                 job.pictureId = existing
                 try Self.insert(job, into: "jobs", session)
                 return .duplicate(of: existing)
             }
-            var picture = picture
-            picture.id = nil
-            guard let pictureId = try session.value(
-                try PostgresRowCoding.insert(picture, into: "pictures", suffix: "RETURNING id", naming: Self.column), as: Int64.self)
-            else { throw CatalogError.other("inserted picture has no id") }
             picture.id = pictureId
             let variants = variants.map { variant in
                 var variant = variant
