@@ -92,6 +92,9 @@ extension Importer {
             file = try shared.spool.placeImported(from: item.path, token: token, name: item.name, ticket: ticket.encoded(),
                                                   link: item.linkOriginal)
         } catch {
+            // Another machine may have committed the photo (and removed its folder under
+            // `queued/`) while this run placed it again: then it is imported, not failed.
+            if settledEarlier(item, ledger, importId: importId) { return }
             return fail(item, error, attempts: 1, sidecars: sidecars, started: started, ledger, progress, importId: importId)
         }
         guard handed.add(file, HandedOver.Entry(item: item, sidecars: sidecars.used, started: started)) else { return }

@@ -99,7 +99,10 @@ struct SeveralMachinesTests {
         // An upload is named after its id: the first ones sent were the truncated ones.
         let truncated = Set(["drop", "imp"].flatMap { channel in (0..<Self.truncatedPerChannel).map { "\(channel)-\($0).jpg" } })
             .union(accepted.prefix(Self.truncatedPerChannel).map { "\($0).jpg" })
-        #expect(failedNames == truncated, "\(failedNames)")
+        #expect(failedNames == truncated, """
+            failed: \(jobs.filter { $0.outcome == .failed && !truncated.contains(($0.sourceName as NSString).lastPathComponent) }
+                .map { "\($0.sourceName) on \($0.worker): \($0.error ?? "no reason")" })
+            """)
         #expect(jobs.filter { $0.outcome == .failed }.allSatisfy { !($0.error ?? "").isEmpty }, "every failure has its reason")
         // No queue job lost or completed twice: every one done or failed, and no claim committed twice.
         let queue = try Self.queueStates(location)
