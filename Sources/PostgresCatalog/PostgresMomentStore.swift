@@ -184,7 +184,7 @@ struct PostgresMomentStore: MomentStore {
             reads.earliestScoring[id] = (best - margin, try Self.facts(row, from: Column.cover))
         }
         if automatic, let anchor = earliest?.location {
-            reads.placesContaining[anchor] = Self.sortedOnce(try rows.dropFirst().map { try Self.place($0, from: Column.place) })
+            reads.placesContaining[anchor] = Self.sortedOnce(try rows.dropFirst().map { try Self.place($0, from: Column.place) }, by: \.id)
         }
         return MomentDigest(
             earliest: earliest,
@@ -206,7 +206,7 @@ struct PostgresMomentStore: MomentStore {
         var binds = PostgresBindings()
         binds.append(id)
         let moment = try moments("WHERE m.id = $1", binds).first
-        reads.moments[id] = .some(moment)
+        if moment == nil { reads.moments[id] = .some(nil) }
         return moment
     }
 
@@ -276,16 +276,15 @@ struct PostgresMomentStore: MomentStore {
             }
         }
         // A moment or place whose two boxes (across the date line) both met the point, once.
-        answer.declared = Dictionary(answer.declared.map { ($0.moment.id, $0) }, uniquingKeysWith: { first, _ in first })
-            .values.sorted { $0.moment.id < $1.moment.id }
-        answer.places = Self.sortedOnce(answer.places)
+        answer.declared = Self.sortedOnce(answer.declared, by: \.moment.id)
+        answer.places = Self.sortedOnce(answer.places, by: \.id)
         if places { reads.placesContaining[location] = answer.places }
         return answer
     }
 
-    /// Places by id, each once.
-    private static func sortedOnce(_ places: [Place]) -> [Place] {
-        Dictionary(places.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }).values.sorted { $0.id < $1.id }
+    /// Items by id, each once.
+    private static func sortedOnce<Item>(_ items: [Item], by id: (Item) -> Int64) -> [Item] {
+        Dictionary(items.map { (id($0), $0) }, uniquingKeysWith: { first, _ in first }).sorted { $0.key < $1.key }.map(\.value)
     }
 
     /// The box of (latitude, longitude, time) in which `photo`'s automatic neighbours lie, one
@@ -303,16 +302,15 @@ struct PostgresMomentStore: MomentStore {
     func declaredMoments(near location: Coordinate, at time: Date, rules: MomentRules) throws -> [PlacedMoment] {
         let t = time.timeIntervalSince1970
         let window = (t - rules.graceAfter, t + rules.graceBefore)
-        var subject: PhotoFacts?
-        var boxes: [(low: [Double], high: [Double])] = []
-        if let saved = reads.saved, let here = saved.timeAndPlace, here.location == location, here.time == time {
-            boxes = Self.neighbourBoxes(of: saved, rules: rules)
-            if boxes.count == 1 { subject = saved }
+        // Across the date line the neighbours take two boxes, and a call of their own each.
+        var subject: (photo: PhotoFacts, box: (low: [Double], high: [Double]))?
+        if let saved = reads.saved, let here = saved.timeAndPlace, here.location == location, here.time == time,
+           case let boxes = Self.neighbourBoxes(of: saved, rules: rules), boxes.count == 1 {
+            subject = (saved, boxes[0])
         }
-        let answer = try placing(at: location, window: window, neighboursOf: subject, in: subject == nil ? nil : boxes.first,
-                                 places: subject != nil)
+        let answer = try placing(at: location, window: window, neighboursOf: subject?.photo, in: subject?.box, places: subject != nil)
         if let subject {
-            reads.neighbours = (subject, rules.automaticRadiusMetres, rules.automaticTimeGap, answer.neighbours)
+            reads.neighbours = (subject.photo, rules.automaticRadiusMetres, rules.automaticTimeGap, answer.neighbours)
         }
         return answer.declared
     }
