@@ -23,10 +23,16 @@ extension PostgresCatalog: PictureCatalog {
             picture.id = nil
             // The insert is the duplicate check: no id comes back when the bytes are already a
             // picture (one committed by another transaction since this one began is a lost race,
-            // retried, which then finds it here).
+            // retried, which then finds it here). Its variants and its job go in the same
+            // statement, which inserts them only with the picture.
+            var added = job
+            added.outcome = .added
+            added.pictureId = 0  // replaced by the inserted picture's id
+            let dependents = variants.map { PostgresRowCoding.Dependent($0, into: "variants", reference: "picture_id") }
+                + [PostgresRowCoding.Dependent(added, into: "jobs", reference: "picture_id")]
             guard let pictureId = try session.value(
-                try PostgresRowCoding.insert(picture, into: "pictures", suffix: "ON CONFLICT (sha256) DO NOTHING RETURNING id",
-                                             naming: Self.column), as: Int64.self)
+                try PostgresRowCoding.insert(picture, into: "pictures", suffix: "ON CONFLICT (sha256) DO NOTHING", returning: "id",
+                                             with: dependents, naming: Self.column), as: Int64.self)
             else {
                 guard let existing = try session.value("SELECT id FROM pictures WHERE sha256 = \(picture.sha256)", as: Int64.self) else {
                     throw CatalogError.other("picture \(picture.sha256) was neither inserted nor found")
@@ -37,17 +43,8 @@ extension PostgresCatalog: PictureCatalog {
                 return .duplicate(of: existing)
             }
             picture.id = pictureId
-            let variants = variants.map { variant in
-                var variant = variant
-                variant.pictureId = pictureId
-                return variant
-            }
-            if let all = try PostgresRowCoding.insert(all: variants, into: "variants", naming: Self.column) {
-                try session.execute(all)
-            }
-            job.outcome = .added
+            job = added
             job.pictureId = pictureId
-            try Self.insert(job, into: "jobs", session)
             var store = PostgresMomentStore(session: session, rules: momentRules)
             store.knowNew(pictureId: pictureId)
             let events = try MomentEngine(rules: momentRules).ingest(picture.momentFacts, into: &store)

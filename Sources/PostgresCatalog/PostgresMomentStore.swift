@@ -42,6 +42,9 @@ struct PostgresMomentStore: MomentStore {
         /// The picture last saved, as stored: the one whose declared moments the engine asks
         /// for next, and then its neighbours.
         var saved: PhotoFacts?
+        /// The facts of the picture whose save the session holds back (`savePicture`), if it
+        /// still does.
+        var held: PhotoFacts?
         /// A picture's automatic neighbours, fetched with its declared moments; dropped when
         /// any picture is written.
         var neighbours: (photo: PhotoFacts, radius: Double, gap: Double, found: [AutomaticNeighbour])?
@@ -254,10 +257,12 @@ struct PostgresMomentStore: MomentStore {
     private func placing(at location: Coordinate, window: (from: Double, through: Double)?,
                          neighboursOf photo: PhotoFacts?, in box: (low: [Double], high: [Double])?, places: Bool) throws -> Placing {
         typealias Column = PostgresMomentLookups.Placing
+        // The only pictures it reads are neighbours of `photo`, never `photo` itself: a held
+        // save of that picture (or of any, without neighbours) can wait.
         let rows = try session.rows("""
             SELECT * FROM darkroom_placing(\(location.latitude), \(location.longitude), \(window?.from), \(window?.through),
               \(box?.low), \(box?.high), \(photo?.author), \(photo?.id ?? 0), \(places))
-            """)
+            """, unaffectedBy: photo?.id ?? reads.held?.id)
         var answer = Placing()
         for row in rows {
             let row = row.makeRandomAccess()
@@ -375,19 +380,33 @@ struct PostgresMomentStore: MomentStore {
     // brings their failure, and the transaction's COMMIT waits for them all.
 
     mutating func savePicture(_ facts: PhotoFacts) throws {
-        let point = Self.position(of: facts)
-        try session.send("""
-            UPDATE pictures SET in_moments = true, author_id = \(facts.author), moment_time = \(facts.capturedAt?.timeIntervalSince1970),
-              latitude = \(facts.location?.latitude), longitude = \(facts.location?.longitude),
-              requested_moment_id = \(facts.requestedMomentId), cover_score = \(facts.coverScore),
-              position = CASE WHEN \(point)::float8[] IS NULL THEN NULL ELSE cube(\(point)::float8[]) END
-            WHERE id = \(facts.id)
-            """)
+        // Held back: the engine's next write is most often this picture's moment (`assign`),
+        // which then goes in the same statement. Any other statement sends it first.
+        session.hold(Self.save(facts, moment: nil), key: facts.id)
+        reads.held = facts
         // As a read would give it back. Its moment is unchanged: a picture not in the moments
         // has none, and one in them keeps its own.
         reads.picturesChanged()
         reads.facts[facts.id] = .some(Self.asStored(facts))
         reads.saved = Self.asStored(facts)
+    }
+
+    /// The update that puts a picture's facts in the moments, and with `moment` its moment too.
+    private static func save(_ facts: PhotoFacts, moment: Int64??) -> PostgresQuery {
+        let point = position(of: facts)
+        var query: PostgresQuery = """
+            UPDATE pictures SET in_moments = true, author_id = \(facts.author), moment_time = \(facts.capturedAt?.timeIntervalSince1970),
+              latitude = \(facts.location?.latitude), longitude = \(facts.location?.longitude),
+              requested_moment_id = \(facts.requestedMomentId), cover_score = \(facts.coverScore),
+              position = CASE WHEN \(point)::float8[] IS NULL THEN NULL ELSE cube(\(point)::float8[]) END
+            """
+        if case .some(let momentId) = moment {
+            query.binds.append(momentId)
+            query.sql += ", moment_id = $\(query.binds.count)"
+        }
+        query.binds.append(facts.id)
+        query.sql += " WHERE id = $\(query.binds.count)"
+        return query
     }
 
     mutating func deletePicture(id: Int64) throws {
@@ -496,7 +515,11 @@ struct PostgresMomentStore: MomentStore {
     }
 
     mutating func assign(picture id: Int64, to momentId: Int64?) throws {
-        try session.send("UPDATE pictures SET moment_id = \(momentId) WHERE id = \(id)")
+        if let held = reads.held, held.id == id, session.takeHeld(key: id) {
+            try session.send(Self.save(held, moment: .some(momentId)))
+        } else {
+            try session.send("UPDATE pictures SET moment_id = \(momentId) WHERE id = \(id)")
+        }
         reads.picturesChanged()
         // What a read answers: the moment while the picture is in the moments; known only when
         // its facts were read (in the moments) and nothing has changed that since.

@@ -42,6 +42,52 @@ public enum PostgresRowCoding {
                              binds: storage.binds)
     }
 
+    /// A row that refers to another by the key the other's insert returns: `reference` is the
+    /// column holding it (any value there is replaced by the returned key).
+    public struct Dependent {
+        let table: String
+        let reference: String
+        let record: any Encodable
+
+        public init(_ record: any Encodable, into table: String, reference: String) {
+            self.table = table
+            self.reference = reference
+            self.record = record
+        }
+    }
+
+    /// One statement inserting `record` and the rows that refer to it (a picture with its
+    /// variants and its job): one round trip where an insert each would take one apiece. It
+    /// returns the record's `key`; `suffix` follows the record's values (`ON CONFLICT ... DO
+    /// NOTHING`), and when the record is not inserted, neither is any dependent and no row
+    /// comes back.
+    public static func insert<Record: Encodable>(_ record: Record, into table: String, suffix: String = "", returning key: String,
+                                                 with dependents: [Dependent],
+                                                 naming: @escaping @Sendable (String) -> String) throws -> PostgresQuery {
+        let storage = ColumnStorage()
+        // Each column with its placeholder, numbered in the order of the shared binds.
+        func columns(_ record: any Encodable) throws -> [(name: String, placeholder: String)] {
+            let first = storage.names.count
+            try record.encode(to: ColumnEncoder(naming: naming, storage: storage))
+            return (first..<storage.names.count).map { (storage.names[$0], "$\($0 + 1)") }
+        }
+        let own = try columns(record)
+        var sql = "WITH inserted AS (INSERT INTO \(table) (\(own.map(\.name).joined(separator: ", "))) "
+            + "VALUES (\(own.map(\.placeholder).joined(separator: ", "))) \(suffix) RETURNING \(key))"
+        for (index, dependent) in dependents.enumerated() {
+            let theirs = try columns(dependent.record)
+            guard theirs.contains(where: { $0.name == dependent.reference }) else {
+                throw EncodingError.invalidValue(dependent.record, .init(codingPath: [], debugDescription:
+                    "a row of \(dependent.table) must fill \(dependent.reference), the column that refers to \(table)"))
+            }
+            // The reference's own bind goes unused: the key comes from the insert above.
+            let values = theirs.map { $0.name == dependent.reference ? "inserted.\(key)" : $0.placeholder }
+            sql += ", dependent\(index) AS (INSERT INTO \(dependent.table) (\(theirs.map(\.name).joined(separator: ", "))) "
+                + "SELECT \(values.joined(separator: ", ")) FROM inserted)"
+        }
+        return PostgresQuery(unsafeSQL: sql + " SELECT \(key) FROM inserted", binds: storage.binds)
+    }
+
     /// A record decoded from a row whose columns are named as `naming` names its properties.
     public static func decode<Record: Decodable>(_ type: Record.Type, from row: PostgresRow,
                                                  naming: @escaping @Sendable (String) -> String) throws -> Record {

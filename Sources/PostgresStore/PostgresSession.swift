@@ -21,6 +21,8 @@ public struct PostgresSession {
     /// in the order they were given).
     private final class Deferred {
         var answers: [EventLoopFuture<PostgresQueryResult>] = []
+        /// A write not yet sent (`hold`), with the key of the row it writes.
+        var held: (key: Int64, query: PostgresQuery)?
     }
 
     init(connection: PostgresConnection, logger: Logger) {
@@ -30,10 +32,13 @@ public struct PostgresSession {
 
     /// Every row the statement returns. A failure of a statement sent before it (`send`) is
     /// thrown first: it is the cause, and whatever followed it in a transaction failed with it.
+    /// A write held back (`hold`) is sent before it, unless it is the write of row `unaffected`,
+    /// which this statement is known not to read.
     @discardableResult
-    public func rows(_ query: PostgresQuery) throws(PostgresError) -> [PostgresRow] {
+    public func rows(_ query: PostgresQuery, unaffectedBy unaffected: Int64? = nil) throws(PostgresError) -> [PostgresRow] {
+        if unaffected == nil || deferred.held?.key != unaffected { sendHeld() }
         let answer = connection.query(query, logger: logger)
-        try settle()
+        try settleSent()
         do {
             return Array(try answer.wait().rows)
         } catch {
@@ -51,10 +56,33 @@ public struct PostgresSession {
     /// `values`, a transaction's COMMIT) throws its failure. A write in a transaction needs no
     /// answer until then, so the caller does not wait a round trip for each.
     public func send(_ query: PostgresQuery) throws(PostgresError) {
+        sendHeld()
         deferred.answers.append(connection.query(query, logger: logger))
         // A long run of writes (a rebuild) waits now and then, so that the sent statements
         // never pile up in memory.
         if deferred.answers.count >= Self.mostUnanswered { try settle() }
+    }
+
+    /// Holds back a write of the row keyed `key`, so that a later write of the same row can do
+    /// its work too (`takeHeld`): one statement where there would be two. Any other statement
+    /// sends it first, so what runs is what was asked, in order; so does a second `hold`.
+    public func hold(_ query: PostgresQuery, key: Int64) {
+        sendHeld()
+        deferred.held = (key, query)
+    }
+
+    /// Whether a write of row `key` was held back; the caller's next statement does its work
+    /// instead, and it is dropped.
+    public func takeHeld(key: Int64) -> Bool {
+        guard deferred.held?.key == key else { return false }
+        deferred.held = nil
+        return true
+    }
+
+    private func sendHeld() {
+        guard let held = deferred.held else { return }
+        deferred.held = nil
+        deferred.answers.append(connection.query(held.query, logger: logger))
     }
 
     /// How many sent statements may wait for their answers at once.
@@ -63,6 +91,12 @@ public struct PostgresSession {
     /// Waits for every sent statement (already answered, when a later one has been) and throws
     /// the first failure among them.
     public func settle() throws(PostgresError) {
+        sendHeld()
+        try settleSent()
+    }
+
+    /// Waits for the statements already sent; a held write stays held.
+    private func settleSent() throws(PostgresError) {
         guard !deferred.answers.isEmpty else { return }
         let answers = deferred.answers
         deferred.answers.removeAll()
@@ -115,6 +149,7 @@ public struct PostgresSession {
         do {
             result = try body(self)
         } catch {
+            deferred.held = nil
             try? execute("ROLLBACK")
             throw error
         }

@@ -110,6 +110,7 @@ struct PostgresMomentStoreTests {
             let removed = try #require(try store.picture(id: ids[3]))
             try store.deletePicture(id: ids[3])
             try agree("a picture taken out of the moments")
+            // Its facts and its moment go in one statement: the save waits for the assignment.
             try store.savePicture(removed)
             try store.assign(picture: ids[3], to: first)
             var changed = try #require(try store.picture(id: ids[4]))
