@@ -1,11 +1,13 @@
 import PostgresStore
 
 /// The moment engine's frequent lookups as two server functions, each answering in one round
-/// trip what the engine asks one after another while it files a picture:
+/// trip what the engine asks one after another while it files a picture, and the write of a
+/// picture's facts and moment that can go in the same statement as the second:
 /// - `darkroom_placing`: the declared moments at a point and time, the pictures of automatic
 ///   moments near it, and the places holding it;
 /// - `darkroom_moment_digest`: a moment's digest, the picture its cover rule asks for next, and
-///   the places holding its first picture.
+///   the places holding its first picture;
+/// - `darkroom_save_picture`: a picture's facts, and its moment, in the moments.
 ///
 /// A statement sent as text is also planned anew every time, which cost about as much as
 /// running these. A PL/pgSQL function keeps its statements' plans for the life of the
@@ -103,6 +105,8 @@ enum PostgresMomentLookups {
             WHERE p_places AND b.box && cube(ARRAY[p_latitude, p_longitude], ARRAY[p_latitude, p_longitude]);
         END $$
         """,
+        // (Volatile, so that it sees the write of darkroom_save_picture called in the same
+        // statement before it.)
         // One row of kind 'digest': the capture window and best score of a moment's pictures, the
         // first picture in the stable order (capture time, none last, then key and id) and, when
         // p_margin is given (policy `best`), the first picture within it of the best score. Then,
@@ -117,7 +121,7 @@ enum PostgresMomentLookups {
             c_id bigint, c_sha256 text, c_author text, c_time double precision, c_latitude double precision,
             c_longitude double precision, c_requested bigint, c_score double precision,
             l_id bigint, l_name text, l_latitude double precision, l_longitude double precision, l_radius double precision
-        ) LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan AS $$
+        ) LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
         DECLARE
             anchor_latitude double precision;
             anchor_longitude double precision;
@@ -155,6 +159,26 @@ enum PostgresMomentLookups {
                    l.id, l.name, l.latitude, l.longitude, l.radius_metres
             FROM place_boxes b CROSS JOIN LATERAL (SELECT * FROM places l WHERE l.id = b.place_id LIMIT 1) l
             WHERE b.box && cube(ARRAY[anchor_latitude, anchor_longitude], ARRAY[anchor_latitude, anchor_longitude]);
+        END $$
+        """,
+        // A picture's facts put in the moments, with its moment when p_assign: the moment store's
+        // savePicture, or savePicture and assign at once. Returns the picture's moment id.
+        """
+        CREATE FUNCTION darkroom_save_picture(p_id bigint, p_author text, p_time double precision,
+                                              p_latitude double precision, p_longitude double precision, p_requested bigint,
+                                              p_score double precision, p_position double precision[],
+                                              p_assign boolean, p_moment bigint)
+        RETURNS bigint LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+        DECLARE
+            filed bigint;
+        BEGIN
+            UPDATE pictures SET in_moments = true, author_id = p_author, moment_time = p_time,
+                   latitude = p_latitude, longitude = p_longitude, requested_moment_id = p_requested, cover_score = p_score,
+                   position = CASE WHEN p_position IS NULL THEN NULL ELSE cube(p_position) END,
+                   moment_id = CASE WHEN p_assign THEN p_moment ELSE moment_id END
+            WHERE id = p_id
+            RETURNING moment_id INTO filed;
+            RETURN filed;
         END $$
         """,
     ])

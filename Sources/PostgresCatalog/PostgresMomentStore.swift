@@ -42,9 +42,9 @@ struct PostgresMomentStore: MomentStore {
         /// The picture last saved, as stored: the one whose declared moments the engine asks
         /// for next, and then its neighbours.
         var saved: PhotoFacts?
-        /// The facts of the picture whose save the session holds back (`savePicture`), if it
-        /// still does.
-        var held: PhotoFacts?
+        /// The picture whose save the session holds back (`savePicture`), if it still does,
+        /// and the moment it was assigned since (`assign`), if it was.
+        var held: (facts: PhotoFacts, moment: Int64??)?
         /// A picture's automatic neighbours, fetched with its declared moments; dropped when
         /// any picture is written.
         var neighbours: (photo: PhotoFacts, radius: Double, gap: Double, found: [AutomaticNeighbour])?
@@ -177,8 +177,20 @@ struct PostgresMomentStore: MomentStore {
     func digest(ofMoment id: Int64) throws -> MomentDigest {
         // An automatic moment's place follows its first picture: the places holding it come too.
         let automatic = if case .some(.some(let moment)) = reads.moments[id] { moment.kind == .automatic } else { false }
-        let rows = try session.rows("SELECT * FROM darkroom_moment_digest(\(id), \(bestCoverMargin), \(automatic))")
-            .map { $0.makeRandomAccess() }
+        var call = PostgresQuery(unsafeSQL: "")
+        if let held = reads.held, held.moment == .some(id), session.takeHeld(key: held.facts.id) {
+            // The held save of a picture just assigned to this moment goes first, in the same
+            // statement (the digest function sees what the save wrote).
+            let save = Self.save(held.facts, moment: held.moment, binds: &call.binds)
+            call.sql = "SELECT digest.* FROM \(save) AS saved (moment) CROSS JOIN LATERAL darkroom_moment_digest(saved.moment, "
+        } else {
+            call.binds.append(id)
+            call.sql = "SELECT * FROM darkroom_moment_digest($1, "
+        }
+        call.binds.append(bestCoverMargin)
+        call.binds.append(automatic)
+        call.sql += "$\(call.binds.count - 1), $\(call.binds.count)) AS digest"
+        let rows = try session.rows(call).map { $0.makeRandomAccess() }
         typealias Column = PostgresMomentLookups.Digest
         guard let row = rows.first else { return MomentDigest(earliest: nil, firstCapture: nil, lastCapture: nil, bestScore: nil) }
         let best = try row[Column.aggregates + 2].decode(Double?.self)
@@ -262,7 +274,7 @@ struct PostgresMomentStore: MomentStore {
         let rows = try session.rows("""
             SELECT * FROM darkroom_placing(\(location.latitude), \(location.longitude), \(window?.from), \(window?.through),
               \(box?.low), \(box?.high), \(photo?.author), \(photo?.id ?? 0), \(places))
-            """, unaffectedBy: photo?.id ?? reads.held?.id)
+            """, unaffectedBy: photo?.id ?? reads.held?.facts.id)
         var answer = Placing()
         for row in rows {
             let row = row.makeRandomAccess()
@@ -381,9 +393,9 @@ struct PostgresMomentStore: MomentStore {
 
     mutating func savePicture(_ facts: PhotoFacts) throws {
         // Held back: the engine's next write is most often this picture's moment (`assign`),
-        // which then goes in the same statement. Any other statement sends it first.
-        session.hold(Self.save(facts, moment: nil), key: facts.id)
-        reads.held = facts
+        // and its next question that moment's digest; both go in the same statement. Any other
+        // statement sends it first.
+        hold(facts, moment: nil)
         // As a read would give it back. Its moment is unchanged: a picture not in the moments
         // has none, and one in them keeps its own.
         reads.picturesChanged()
@@ -391,22 +403,28 @@ struct PostgresMomentStore: MomentStore {
         reads.saved = Self.asStored(facts)
     }
 
-    /// The update that puts a picture's facts in the moments, and with `moment` its moment too.
-    private static func save(_ facts: PhotoFacts, moment: Int64??) -> PostgresQuery {
-        let point = position(of: facts)
-        var query: PostgresQuery = """
-            UPDATE pictures SET in_moments = true, author_id = \(facts.author), moment_time = \(facts.capturedAt?.timeIntervalSince1970),
-              latitude = \(facts.location?.latitude), longitude = \(facts.location?.longitude),
-              requested_moment_id = \(facts.requestedMomentId), cover_score = \(facts.coverScore),
-              position = CASE WHEN \(point)::float8[] IS NULL THEN NULL ELSE cube(\(point)::float8[]) END
-            """
-        if case .some(let momentId) = moment {
-            query.binds.append(momentId)
-            query.sql += ", moment_id = $\(query.binds.count)"
-        }
-        query.binds.append(facts.id)
-        query.sql += " WHERE id = $\(query.binds.count)"
-        return query
+    /// Holds back the save of `facts`, with `moment` when it is assigned one too.
+    private func hold(_ facts: PhotoFacts, moment: Int64??) {
+        var query = PostgresQuery(unsafeSQL: "")
+        query.sql = "SELECT " + Self.save(facts, moment: moment, binds: &query.binds)
+        session.hold(query, key: facts.id)
+        reads.held = (facts, moment)
+    }
+
+    /// A call of `darkroom_save_picture`: its arguments appended to `binds`.
+    private static func save(_ facts: PhotoFacts, moment: Int64??, binds: inout PostgresBindings) -> String {
+        let first = binds.count
+        binds.append(facts.id)
+        binds.append(facts.author)
+        binds.append(facts.capturedAt?.timeIntervalSince1970)
+        binds.append(facts.location?.latitude)
+        binds.append(facts.location?.longitude)
+        binds.append(facts.requestedMomentId)
+        binds.append(facts.coverScore)
+        binds.append(position(of: facts))
+        binds.append(moment != nil)
+        binds.append(moment ?? nil)
+        return "darkroom_save_picture(" + (first + 1...binds.count).map { "$\($0)" }.joined(separator: ", ") + ")"
     }
 
     mutating func deletePicture(id: Int64) throws {
@@ -515,8 +533,8 @@ struct PostgresMomentStore: MomentStore {
     }
 
     mutating func assign(picture id: Int64, to momentId: Int64?) throws {
-        if let held = reads.held, held.id == id, session.takeHeld(key: id) {
-            try session.send(Self.save(held, moment: .some(momentId)))
+        if let held = reads.held, held.facts.id == id, session.takeHeld(key: id) {
+            hold(held.facts, moment: .some(momentId))
         } else {
             try session.send("UPDATE pictures SET moment_id = \(momentId) WHERE id = \(id)")
         }

@@ -110,9 +110,15 @@ struct PostgresMomentStoreTests {
             let removed = try #require(try store.picture(id: ids[3]))
             try store.deletePicture(id: ids[3])
             try agree("a picture taken out of the moments")
-            // Its facts and its moment go in one statement: the save waits for the assignment.
-            try store.savePicture(removed)
+            // Its facts, its moment and the digest of that moment, asked next, go in one
+            // statement (the save waits for them), and the digest sees the picture: the best
+            // score is its own.
+            var best = removed
+            best.coverScore = 1
+            try store.savePicture(best)
             try store.assign(picture: ids[3], to: first)
+            #expect(try store.digest(ofMoment: first).bestScore == 1)
+            #expect(try PostgresMomentStore(session: session, rules: rules).momentId(ofPicture: ids[3]) == first)
             var changed = try #require(try store.picture(id: ids[4]))
             changed.coverScore += 1
             changed.capturedAt = changed.capturedAt?.addingTimeInterval(0.123_456_789)
