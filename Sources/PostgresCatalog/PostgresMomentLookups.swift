@@ -46,6 +46,11 @@ enum PostgresMomentLookups {
     }
 
     static let migration = PostgresMigrations.Migration("catalog-moment-lookup-functions", [
+        // The digest's first and last capture times are read from the two ends of this index
+        // (with the score index, the best score from its end): without it they are aggregates
+        // over every picture of the moment, a cost that grows with the moment (a festival's
+        // thousands of photos), as SQLite's index of the same columns avoids.
+        "CREATE INDEX pictures_in_moment_by_time ON pictures (moment_id, moment_time)",
         // Rows of kind 'declared' (moment and place): declared moments whose boxes hold the point
         // at a time in p_from ... p_through (none when p_from is null). Rows of kind 'neighbour'
         // (picture, its moment id, its moment): pictures of automatic moments in the box
