@@ -24,7 +24,7 @@ struct OddEntryTests {
         let photos = try distinctPhotos(3)
         // A name that is not UTF-8 (Latin-1 "é"), written through raw bytes.
         let rawName = (Array((space.incoming + "/caf").utf8) + [0xE9] + Array(".jpg".utf8) + [0]).map { CChar(bitPattern: $0) }
-        let fd = open(rawName, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+        let fd = open(rawName, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         #expect(fd >= 0)
         _ = photos[0].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         close(fd)

@@ -199,7 +199,11 @@ final class Machine: @unchecked Sendable {
     /// `Process` does not always see the end of a child whose own children live on.
     func start() throws {
         let quote = { (word: String) in "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'" }
-        var script = "hostname \(name)\n"
+        // The machine starts with none of the test process's descriptors (posix_spawn passes on
+        // every one not marked close-on-exec): a file another test is writing would otherwise
+        // stay open for writing in its processes.
+        var script = "for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\" 2>/dev/null; done\n"
+        script += "hostname \(name)\n"
         for (index, command) in commands.enumerated() {
             let line = ([Workspace.binary] + command + ["--config", space.configPath]).map(quote).joined(separator: " ")
             let log = quote(space.root + "/\(name)-\(index)")
@@ -211,7 +215,7 @@ final class Machine: @unchecked Sendable {
         var variables = ProcessInfo.processInfo.environment
         variables["SWIFT_BACKTRACE"] = "enable=no"
         variables.merge(environment) { _, new in new }
-        let argv = ["/usr/bin/unshare", "-u", "/bin/sh", "-c", script]
+        let argv = ["/usr/bin/unshare", "-u", "/bin/bash", "-c", script]
         var cArguments = argv.map { strdup($0) } + [nil]
         var cEnvironment = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in cArguments + cEnvironment { free(pointer) } }

@@ -28,7 +28,10 @@ struct SlowWriterTests {
         defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
         // Half the photo, written in place under its final name, then a stall of many settle times.
         let path = space.incoming + "/in-place.jpg"
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+        // Close-on-exec: a process another test starts meanwhile must not inherit the writer's
+        // descriptor, or the photo stays open for writing after this close (and is rightly
+        // never taken).
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         #expect(fd >= 0)
         let half = photo.count / 2
         _ = photo.withUnsafeBytes { write(fd, $0.baseAddress, half) }
@@ -37,9 +40,10 @@ struct SlowWriterTests {
         #expect(space.files(under: space.spool + "/failed").isEmpty, "half a photo is never taken")
         _ = photo.withUnsafeBytes { write(fd, $0.baseAddress! + half, photo.count - half) }
         close(fd)
-        #expect(eventually(within: 60) { pictures(space) == 1 }, "the finished photo is added")
+        let added = eventually(within: 60) { pictures(space) == 1 }
         kill(daemon.process.processIdentifier, SIGTERM)
         let log = daemon.finish()
+        #expect(added, "the finished photo is added; the daemon's log: \(log.suffix(2000))")
         #expect(space.files(under: space.spool + "/failed").isEmpty, "\(log.suffix(2000))")
         let jobs = try space.catalog().read { db in try JobRecord.fetchAll(db) }
         #expect(jobs.map(\.outcome) == [.added], "processed once, when complete")

@@ -30,7 +30,7 @@ struct SpoolTests {
     @Test func aFileOpenForWritingIsNotReadyAndAClosedOneIsReadyAtOnce() throws {
         let spool = try makeSpool(settle: 30)
         try put("closed.jpg", in: spool)
-        let fd = open(spool.incoming + "/growing.jpg", O_WRONLY | O_CREAT, 0o644)
+        let fd = open(spool.incoming + "/growing.jpg", O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
         #expect(fd >= 0)
         #expect(FileSystem.isOpenForWriting(spool.incoming + "/growing.jpg") == true)
         #expect(FileSystem.isOpenForWriting(spool.incoming + "/closed.jpg") == false)
@@ -143,7 +143,7 @@ struct SpoolTests {
         let spool = try makeSpool()
         // "café.jpg" with a Latin-1 é: not valid UTF-8.
         let raw = (Array((spool.incoming + "/caf").utf8) + [0xE9] + Array(".jpg".utf8) + [0]).map { CChar(bitPattern: $0) }
-        let fd = open(raw, O_WRONLY | O_CREAT, 0o644)
+        let fd = open(raw, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
         #expect(fd >= 0)
         close(fd)
         try put("a\nb.jpg", in: spool)
@@ -155,7 +155,7 @@ struct SpoolTests {
 
     @Test func entriesThatAreNotFilesAreReadyAtOnceAndCounted() throws {
         let spool = try makeSpool(settle: 3600)
-        let writing = open(spool.incoming + "/fresh.jpg", O_WRONLY | O_CREAT, 0o644)
+        let writing = open(spool.incoming + "/fresh.jpg", O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
         defer { close(writing) }
         #expect(mkfifo(spool.incoming + "/pipe.jpg", 0o644) == 0)
         #expect(symlink("/dev/zero", spool.incoming + "/device.jpg") == 0)
