@@ -30,10 +30,14 @@ extension PostgresCatalog: PictureCatalog {
             added.pictureId = 0  // replaced by the inserted picture's id
             let dependents = variants.map { PostgresRowCoding.Dependent($0, into: "variants", reference: "picture_id") }
                 + [PostgresRowCoding.Dependent(added, into: "jobs", reference: "picture_id")]
-            guard let pictureId = try session.value(
+            // The moments engine's first question about a located picture (its declared
+            // moments, neighbours and places) is asked in the same statement.
+            var store = PostgresMomentStore(session: session, rules: momentRules)
+            let inserted = try session.rows(
                 try PostgresRowCoding.insert(picture, into: "pictures", suffix: "ON CONFLICT (sha256) DO NOTHING", returning: "id",
-                                             with: dependents, naming: Self.column), as: Int64.self)
-            else {
+                                             with: dependents, alongside: store.placingAlongside(of: picture.momentFacts, rules: momentRules),
+                                             naming: Self.column))
+            guard let pictureId = try inserted.first?.makeRandomAccess()[0].decode(Int64.self) else {
                 guard let existing = try session.value("SELECT id FROM pictures WHERE sha256 = \(picture.sha256)", as: Int64.self) else {
                     throw CatalogError.other("picture \(picture.sha256) was neither inserted nor found")
                 }
@@ -45,8 +49,8 @@ extension PostgresCatalog: PictureCatalog {
             picture.id = pictureId
             job = added
             job.pictureId = pictureId
-            var store = PostgresMomentStore(session: session, rules: momentRules)
             store.knowNew(pictureId: pictureId)
+            try store.knowPlacing(of: picture.momentFacts, rows: inserted, rules: momentRules)
             let events = try MomentEngine(rules: momentRules).ingest(picture.momentFacts, into: &store)
             try Self.recordOutbox(events, at: job.finishedAt, session, known: [pictureId: picture.thumbHash])
             return .added(pictureId: pictureId, momentId: try store.momentId(ofPicture: pictureId))

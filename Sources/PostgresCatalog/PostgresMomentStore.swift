@@ -49,10 +49,21 @@ struct PostgresMomentStore: MomentStore {
         /// any picture is written.
         var neighbours: (photo: PhotoFacts, radius: Double, gap: Double, found: [AutomaticNeighbour])?
 
+        /// The placing of a picture just inserted, asked in its insert's statement
+        /// (`placingAlongside`), until the engine asks for it; dropped by any write that could
+        /// change it but that picture's own save.
+        var placed: (request: PlacingRequest, answer: Placing)?
+
         /// Forgets what a write to pictures may change beyond the rows it names.
         func picturesChanged() {
             earliestScoring.removeAll()
             neighbours = nil
+            placed = nil
+        }
+
+        /// Forgets what a write to moments or places may change.
+        func momentsOrPlacesChanged() {
+            placed = nil
         }
     }
 
@@ -257,45 +268,120 @@ struct PostgresMomentStore: MomentStore {
     // MARK: Index queries
 
     /// What `darkroom_placing` answered: the lookups of one point.
-    private struct Placing {
+    struct Placing {
         var declared: [PlacedMoment] = []
         var neighbours: [AutomaticNeighbour] = []
         var places: [Place] = []
     }
 
-    /// One call of `darkroom_placing`: the declared moments at `location` in `window` (none
-    /// when nil), the automatic neighbours of `photo` in `box` (none when nil), and the places
-    /// holding `location` when `places`.
-    private func placing(at location: Coordinate, window: (from: Double, through: Double)?,
-                         neighboursOf photo: PhotoFacts?, in box: (low: [Double], high: [Double])?, places: Bool) throws -> Placing {
+    /// The arguments of one call of `darkroom_placing`: the declared moments at `location` in
+    /// `window` (none when nil), the automatic neighbours of picture `picture` by `author` in
+    /// the box `low` ... `high` (none when nil), and the places holding `location` when `places`.
+    struct PlacingRequest: Equatable {
+        var location: Coordinate
+        var window: [Double]?
+        var author: String?
+        var picture: Int64?
+        var low: [Double]?
+        var high: [Double]?
+        var places: Bool
+
+        /// Its arguments, appended to `binds`; `picture`, when given, is the SQL of the
+        /// picture's id instead (`inserted.id`).
+        func arguments(_ binds: inout PostgresBindings, picture expression: String? = nil) -> String {
+            var list: [String] = []
+            func add(_ append: (inout PostgresBindings) -> Void) {
+                append(&binds)
+                list.append("$\(binds.count)")
+            }
+            add { $0.append(location.latitude) }
+            add { $0.append(location.longitude) }
+            add { $0.append(window?[0]) }
+            add { $0.append(window?[1]) }
+            add { $0.append(low) }
+            add { $0.append(high) }
+            add { $0.append(author) }
+            if let expression { list.append(expression) } else { add { $0.append(picture ?? 0) } }
+            add { $0.append(places) }
+            return list.joined(separator: ", ")
+        }
+    }
+
+    /// What the engine asks first of a picture at `location` and `time` (its declared moments):
+    /// with `subject`, the picture just saved there, its automatic neighbours and the places
+    /// holding it too, since the engine asks for them next. Across the date line the neighbours
+    /// take two boxes, and a call of their own each.
+    static func placingRequest(at location: Coordinate, time: Date, subject: PhotoFacts?, rules: MomentRules) -> PlacingRequest {
+        let t = time.timeIntervalSince1970
+        var request = PlacingRequest(location: location, window: [t - rules.graceAfter, t + rules.graceBefore],
+                                     author: nil, picture: nil, low: nil, high: nil, places: false)
+        if let subject, case let boxes = neighbourBoxes(of: subject, rules: rules), boxes.count == 1 {
+            request.author = subject.author
+            request.picture = subject.id
+            request.low = boxes[0].low
+            request.high = boxes[0].high
+            request.places = true
+        }
+        return request
+    }
+
+    /// One call of `darkroom_placing`.
+    private func placing(_ request: PlacingRequest) throws -> Placing {
+        var query = PostgresQuery(unsafeSQL: "")
+        query.sql = "SELECT * FROM darkroom_placing(\(request.arguments(&query.binds)))"
+        // The only pictures it reads are neighbours of `picture`, never that picture itself: a
+        // held save of it (or of any, without neighbours) can wait.
+        let rows = try session.rows(query, unaffectedBy: request.picture ?? reads.held?.facts.id)
+        return try answer(request, rows.map { $0.makeRandomAccess() }, from: 0)
+    }
+
+    /// The placing of `facts`, a picture about to be inserted, asked in the insert's own
+    /// statement: the engine's first question about it then needs no round trip of its own
+    /// (`knowPlacing`). Nil without a time and a place.
+    func placingAlongside(of facts: PhotoFacts, rules: MomentRules) -> PostgresRowCoding.Alongside? {
+        let facts = Self.asStored(facts)
+        guard let here = facts.timeAndPlace else { return nil }
+        let request = Self.placingRequest(at: here.location, time: here.time, subject: facts, rules: rules)
+        return PostgresRowCoding.Alongside { binds in
+            ("lookup.*", "LEFT JOIN LATERAL darkroom_placing(\(request.arguments(&binds, picture: "inserted.id"))) AS lookup ON true")
+        }
+    }
+
+    /// Keeps the placing asked beside picture `id`'s insert (`placingAlongside`), from the rows
+    /// of that statement (the picture's id first, then the placing's columns; none when null).
+    func knowPlacing(of facts: PhotoFacts, rows: [PostgresRow], rules: MomentRules) throws {
+        let facts = Self.asStored(facts)
+        guard let here = facts.timeAndPlace else { return }
+        let request = Self.placingRequest(at: here.location, time: here.time, subject: facts, rules: rules)
+        reads.placed = (request, try answer(request, rows.map { $0.makeRandomAccess() }, from: 1))
+    }
+
+    /// The answer of `darkroom_placing` in `rows`, its columns from `offset` on (a row whose
+    /// kind is null holds none); the moments and places it holds are kept.
+    private func answer(_ request: PlacingRequest, _ rows: [PostgresRandomAccessRow], from offset: Int) throws -> Placing {
         typealias Column = PostgresMomentLookups.Placing
-        // The only pictures it reads are neighbours of `photo`, never `photo` itself: a held
-        // save of that picture (or of any, without neighbours) can wait.
-        let rows = try session.rows("""
-            SELECT * FROM darkroom_placing(\(location.latitude), \(location.longitude), \(window?.from), \(window?.through),
-              \(box?.low), \(box?.high), \(photo?.author), \(photo?.id ?? 0), \(places))
-            """, unaffectedBy: photo?.id ?? reads.held?.facts.id)
         var answer = Placing()
         for row in rows {
-            let row = row.makeRandomAccess()
-            switch try row[0].decode(String.self) {
-            case "declared":
-                let moment = try Self.moment(row, from: Column.moment)
+            switch try row[offset].decode(String?.self) {
+            case nil:
+                continue
+            case "declared"?:
+                let moment = try Self.moment(row, from: offset + Column.moment)
                 reads.moments[moment.id] = .some(moment)
-                answer.declared.append(PlacedMoment(moment: moment, place: try Self.place(row, from: Column.place)))
-            case "neighbour":
-                guard let neighbour = try Self.facts(row, from: Column.picture) else { continue }
-                let moment = try Self.moment(row, from: Column.moment)
+                answer.declared.append(PlacedMoment(moment: moment, place: try Self.place(row, from: offset + Column.place)))
+            case "neighbour"?:
+                guard let neighbour = try Self.facts(row, from: offset + Column.picture) else { continue }
+                let moment = try Self.moment(row, from: offset + Column.moment)
                 reads.moments[moment.id] = .some(moment)
                 answer.neighbours.append(AutomaticNeighbour(photo: neighbour, momentId: moment.id))
             default:
-                answer.places.append(try Self.place(row, from: Column.place))
+                answer.places.append(try Self.place(row, from: offset + Column.place))
             }
         }
         // A moment or place whose two boxes (across the date line) both met the point, once.
         answer.declared = Self.sortedOnce(answer.declared, by: \.moment.id)
         answer.places = Self.sortedOnce(answer.places, by: \.id)
-        if places { reads.placesContaining[location] = answer.places }
+        if request.places { reads.placesContaining[request.location] = answer.places }
         return answer
     }
 
@@ -317,17 +403,21 @@ struct PostgresMomentStore: MomentStore {
     /// When the point is that of the picture just saved, its automatic neighbours and the
     /// places holding it come in the same call: the engine asks for them next.
     func declaredMoments(near location: Coordinate, at time: Date, rules: MomentRules) throws -> [PlacedMoment] {
-        let t = time.timeIntervalSince1970
-        let window = (t - rules.graceAfter, t + rules.graceBefore)
-        // Across the date line the neighbours take two boxes, and a call of their own each.
-        var subject: (photo: PhotoFacts, box: (low: [Double], high: [Double]))?
-        if let saved = reads.saved, let here = saved.timeAndPlace, here.location == location, here.time == time,
-           case let boxes = Self.neighbourBoxes(of: saved, rules: rules), boxes.count == 1 {
-            subject = (saved, boxes[0])
+        var subject: PhotoFacts?
+        if let saved = reads.saved, let here = saved.timeAndPlace, here.location == location, here.time == time {
+            subject = saved
         }
-        let answer = try placing(at: location, window: window, neighboursOf: subject?.photo, in: subject?.box, places: subject != nil)
-        if let subject {
-            reads.neighbours = (subject.photo, rules.automaticRadiusMetres, rules.automaticTimeGap, answer.neighbours)
+        let request = Self.placingRequest(at: location, time: time, subject: subject, rules: rules)
+        let answer: Placing
+        if let placed = reads.placed, placed.request == request {
+            answer = placed.answer
+            if request.places { reads.placesContaining[location] = answer.places }
+        } else {
+            answer = try placing(request)
+        }
+        reads.placed = nil
+        if let subject, request.picture != nil {
+            reads.neighbours = (subject, rules.automaticRadiusMetres, rules.automaticTimeGap, answer.neighbours)
         }
         return answer.declared
     }
@@ -339,13 +429,15 @@ struct PostgresMomentStore: MomentStore {
         }
         guard let location = photo.timeAndPlace?.location else { return [] }
         return try Self.neighbourBoxes(of: photo, rules: rules).flatMap { box in
-            try placing(at: location, window: nil, neighboursOf: photo, in: box, places: false).neighbours
+            try placing(PlacingRequest(location: location, window: nil, author: photo.author, picture: photo.id,
+                                       low: box.low, high: box.high, places: false)).neighbours
         }
     }
 
     func places(containing location: Coordinate) throws -> [Place] {
         if let known = reads.placesContaining[location] { return known }
-        return try placing(at: location, window: nil, neighboursOf: nil, in: nil, places: true).places
+        return try placing(PlacingRequest(location: location, window: nil, author: nil, picture: nil,
+                                          low: nil, high: nil, places: true)).places
     }
 
     func places(around center: Coordinate, radiusMetres: Double) throws -> [Place] {
@@ -397,8 +489,10 @@ struct PostgresMomentStore: MomentStore {
         // statement sends it first.
         hold(facts, moment: nil)
         // As a read would give it back. Its moment is unchanged: a picture not in the moments
-        // has none, and one in them keeps its own.
+        // has none, and one in them keeps its own. Its own placing excludes it: still good.
+        let placed = reads.placed?.request.picture == facts.id ? reads.placed : nil
         reads.picturesChanged()
+        reads.placed = placed
         reads.facts[facts.id] = .some(Self.asStored(facts))
         reads.saved = Self.asStored(facts)
     }
@@ -456,6 +550,7 @@ struct PostgresMomentStore: MomentStore {
         let place = Place(id: id, name: name, center: center, radiusMetres: radiusMetres)
         try insertPlaceBoxes(place)
         reads.placesContaining.removeAll()
+        reads.momentsOrPlacesChanged()
         return place
     }
 
@@ -470,6 +565,7 @@ struct PostgresMomentStore: MomentStore {
         try session.send("DELETE FROM place_boxes WHERE place_id = \(place.id)")
         try insertPlaceBoxes(place)
         reads.placesContaining.removeAll()
+        reads.momentsOrPlacesChanged()
         // The boxes of declared moments held here follow their place's circle.
         for moment in try moments(atPlace: place.id) { try indexMoment(moment) }
     }
@@ -490,6 +586,7 @@ struct PostgresMomentStore: MomentStore {
     /// Writes a moment's row, its invitees unless `invitees` (those stored) already equals
     /// them, and its boxes.
     private func upsert(_ moment: Moment, replacing: Bool, invitees stored: Set<String>?) throws {
+        reads.momentsOrPlacesChanged()
         let now = Date().timeIntervalSince1970
         let onConflict = replacing ? """
             ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, place_id = excluded.place_id, start_at = excluded.start_at,
@@ -516,6 +613,7 @@ struct PostgresMomentStore: MomentStore {
     }
 
     mutating func deleteMoment(id: Int64) throws {
+        reads.momentsOrPlacesChanged()
         try session.send("UPDATE pictures SET moment_id = NULL WHERE moment_id = \(id)")
         try session.send("DELETE FROM moment_candidates WHERE moment_id = \(id)")
         try session.send("DELETE FROM moment_boxes WHERE moment_id = \(id)")

@@ -56,13 +56,24 @@ public enum PostgresRowCoding {
         }
     }
 
+    /// What a statement inserting a record returns beside its key: `columns` from `join`, a
+    /// lateral join that may use `inserted.KEY`; made with the statement's binds, to which it
+    /// appends its own values.
+    public struct Alongside {
+        let make: (inout PostgresBindings) -> (columns: String, join: String)
+
+        public init(_ make: @escaping (inout PostgresBindings) -> (columns: String, join: String)) {
+            self.make = make
+        }
+    }
+
     /// One statement inserting `record` and the rows that refer to it (a picture with its
     /// variants and its job): one round trip where an insert each would take one apiece. It
     /// returns the record's `key`; `suffix` follows the record's values (`ON CONFLICT ... DO
     /// NOTHING`), and when the record is not inserted, neither is any dependent and no row
-    /// comes back.
+    /// comes back. With `alongside`, each row also holds its columns (the key first).
     public static func insert<Record: Encodable>(_ record: Record, into table: String, suffix: String = "", returning key: String,
-                                                 with dependents: [Dependent],
+                                                 with dependents: [Dependent], alongside: Alongside? = nil,
                                                  naming: @escaping @Sendable (String) -> String) throws -> PostgresQuery {
         let storage = ColumnStorage()
         // Each column with its placeholder, numbered in the order of the shared binds.
@@ -85,7 +96,10 @@ public enum PostgresRowCoding {
             sql += ", dependent\(index) AS (INSERT INTO \(dependent.table) (\(theirs.map(\.name).joined(separator: ", "))) "
                 + "SELECT \(values.joined(separator: ", ")) FROM inserted)"
         }
-        return PostgresQuery(unsafeSQL: sql + " SELECT \(key) FROM inserted", binds: storage.binds)
+        guard let alongside else { return PostgresQuery(unsafeSQL: sql + " SELECT \(key) FROM inserted", binds: storage.binds) }
+        var binds = storage.binds
+        let (columns, join) = alongside.make(&binds)
+        return PostgresQuery(unsafeSQL: sql + " SELECT inserted.\(key), \(columns) FROM inserted \(join)", binds: binds)
     }
 
     /// A record decoded from a row whose columns are named as `naming` names its properties.

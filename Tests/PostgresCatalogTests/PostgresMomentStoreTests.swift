@@ -3,6 +3,8 @@ import Foundation
 import Moments
 @testable import PostgresCatalog
 import PostgresHarness
+import PostgresNIO
+@testable import PostgresStore
 import Testing
 
 /// The PostgreSQL moments store keeps what a transaction read (a picture's facts, moment and
@@ -124,6 +126,58 @@ struct PostgresMomentStoreTests {
             changed.capturedAt = changed.capturedAt?.addingTimeInterval(0.123_456_789)
             try store.savePicture(changed)
             try agree("pictures saved again")
+        }
+    }
+
+    /// The placing a commit asks in its picture's insert (`placingAlongside`), for a picture of
+    /// the catalog as if it had just been inserted.
+    static func prefetch(_ facts: PhotoFacts, into store: PostgresMomentStore, _ session: PostgresSession, rules: MomentRules) throws {
+        var query = PostgresQuery(unsafeSQL: "")
+        let alongside = try #require(store.placingAlongside(of: facts, rules: rules))
+        let (columns, join) = alongside.make(&query.binds)
+        query.binds.append(facts.id)
+        query.sql = "WITH inserted AS (SELECT $\(query.binds.count)::bigint AS id) SELECT inserted.id, \(columns) FROM inserted \(join)"
+        try store.knowPlacing(of: facts, rows: try session.rows(query), rules: rules)
+    }
+
+    @Test("a picture's placing asked with its insert answers the engine's first question, until a write of the store could change it")
+    func aPlacingAskedWithTheInsertIsUsedUntilAWriteCouldChangeIt() throws {
+        let catalog = try PostgresCatalogTests.catalog()
+        defer { catalog.close() }
+        for (i, photo) in PostgresCatalogTests.photos(seed: 12, count: 24).enumerated() {
+            _ = try catalog.commitPicture(photo, variants: [], job: PostgresCatalogTests.job(i))
+        }
+        try catalog.write(commit: false) { session in
+            let rules = MomentRules.default
+            let probe = PostgresMomentStore(session: session, rules: rules)
+            let ids = try session.values("SELECT id FROM pictures ORDER BY id", as: Int64.self)
+            let subject = try #require(try ids.lazy.compactMap { try probe.picture(id: $0) }.first { $0.timeAndPlace != nil })
+            let here = try #require(subject.timeAndPlace)
+            func placesHoldingIt(afterOwnWrite write: (inout PostgresMomentStore) throws -> Void) throws -> [Place] {
+                var store = PostgresMomentStore(session: session, rules: rules)
+                try Self.prefetch(subject, into: store, session, rules: rules)
+                // A place over the picture, written behind this store's back.
+                var other = PostgresMomentStore(session: session, rules: rules)
+                _ = try other.createPlace(name: nil, center: here.location, radiusMetres: 300)
+                try write(&store)
+                try store.savePicture(subject)
+                _ = try store.declaredMoments(near: here.location, at: here.time, rules: rules)
+                return try store.places(containing: here.location)
+            }
+            let before = try probe.places(containing: here.location)
+            // Nothing written since: the engine's question is answered from the insert's
+            // statement (which did not see the place written since).
+            #expect(try placesHoldingIt { _ in } == before)
+            // A place written by the store itself: asked again.
+            let fresh = try placesHoldingIt { store in _ = try store.createPlace(name: nil, center: here.location, radiusMetres: 200) }
+            #expect(fresh == (try PostgresMomentStore(session: session, rules: rules).places(containing: here.location)))
+            #expect(fresh.count == before.count + 3, "the two places written behind its back and its own")
+            // A moment written by the store: asked again too.
+            let afterMoment = try placesHoldingIt { store in
+                _ = try store.createMoment(Moment(id: 0, kind: .automatic, placeId: fresh[0].id, start: here.time,
+                                                  end: here.time, creator: subject.author, visibility: .private))
+            }
+            #expect(afterMoment.count == fresh.count + 1, "the place written behind its back since")
         }
     }
 }
