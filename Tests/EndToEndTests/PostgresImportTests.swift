@@ -97,7 +97,12 @@ struct PostgresImportTests {
         if interrupted.process.terminationStatus == 2 {
             #expect(interrupted.stdout.contains("interrupted (run the same command again to continue)"), "\(interrupted.stdout)")
         }
-        #expect(tally.jobs == tally.journaled, "a graceful stop journals every photo it committed")
+        // A graceful stop journals every photo it handed over and saw committed. On the shared
+        // queue its worker may also have committed a photo the killed run had handed over before
+        // this run's walk came to it: that one is journaled by the next run, which finds it
+        // committed (and counts it as already imported).
+        let unjournaled = tally.jobs - tally.journaled
+        #expect(unjournaled >= 0, "the journal names no photo that was not committed")
 
         // A dry run now reads what the journal in PostgreSQL has done, and writes nothing.
         let done = tally.journaledDone
@@ -117,7 +122,8 @@ struct PostgresImportTests {
         let last = try space.run(importing + ["--report", space.root + "/last.json"], environment: environment)
         #expect([0, 1].contains(last.status), "\(last.stderr.suffix(1000))")
         let lastReport = try Self.report(space.root + "/last.json")
-        #expect(lastReport["already_imported"] as? Int == done, "\(lastReport)")
+        #expect((lastReport["already_imported"] as? Int ?? -1) + (lastReport["previously_failed"] as? Int ?? -1)
+                == done + failedBefore + unjournaled, "\(lastReport)")
 
         let catalog = try PostgresCatalog(location: location)
         defer { catalog.close() }
