@@ -61,8 +61,14 @@ struct PostgresMomentStore: MomentStore {
             placed = nil
         }
 
-        /// Forgets what a write to moments or places may change.
-        func momentsOrPlacesChanged() {
+        /// Forgets what a write to places may change.
+        func placesChanged() {
+            placesContaining.removeAll()
+            placed = nil
+        }
+
+        /// Forgets what a write to moments may change.
+        func momentsChanged() {
             placed = nil
         }
     }
@@ -325,6 +331,14 @@ struct PostgresMomentStore: MomentStore {
         return request
     }
 
+    /// What the engine will ask first of a picture just inserted with `facts` (as stored, and
+    /// the subject of its own placing); nil without a time and a place.
+    private static func placingRequest(ofNew facts: PhotoFacts, rules: MomentRules) -> PlacingRequest? {
+        let facts = asStored(facts)
+        guard let here = facts.timeAndPlace else { return nil }
+        return placingRequest(at: here.location, time: here.time, subject: facts, rules: rules)
+    }
+
     /// One call of `darkroom_placing`.
     private func placing(_ request: PlacingRequest) throws -> Placing {
         var query = PostgresQuery(unsafeSQL: "")
@@ -339,9 +353,7 @@ struct PostgresMomentStore: MomentStore {
     /// statement: the engine's first question about it then needs no round trip of its own
     /// (`knowPlacing`). Nil without a time and a place.
     func placingAlongside(of facts: PhotoFacts, rules: MomentRules) -> PostgresRowCoding.Alongside? {
-        let facts = Self.asStored(facts)
-        guard let here = facts.timeAndPlace else { return nil }
-        let request = Self.placingRequest(at: here.location, time: here.time, subject: facts, rules: rules)
+        guard let request = Self.placingRequest(ofNew: facts, rules: rules) else { return nil }
         return PostgresRowCoding.Alongside { binds in
             ("lookup.*", "LEFT JOIN LATERAL darkroom_placing(\(request.arguments(&binds, picture: "inserted.id"))) AS lookup ON true")
         }
@@ -350,9 +362,7 @@ struct PostgresMomentStore: MomentStore {
     /// Keeps the placing asked beside picture `id`'s insert (`placingAlongside`), from the rows
     /// of that statement (the picture's id first, then the placing's columns; none when null).
     func knowPlacing(of facts: PhotoFacts, rows: [PostgresRow], rules: MomentRules) throws {
-        let facts = Self.asStored(facts)
-        guard let here = facts.timeAndPlace else { return }
-        let request = Self.placingRequest(at: here.location, time: here.time, subject: facts, rules: rules)
+        guard let request = Self.placingRequest(ofNew: facts, rules: rules) else { return }
         reads.placed = (request, try answer(request, rows.map { $0.makeRandomAccess() }, from: 1))
     }
 
@@ -549,8 +559,7 @@ struct PostgresMomentStore: MomentStore {
             """)
         let place = Place(id: id, name: name, center: center, radiusMetres: radiusMetres)
         try insertPlaceBoxes(place)
-        reads.placesContaining.removeAll()
-        reads.momentsOrPlacesChanged()
+        reads.placesChanged()
         return place
     }
 
@@ -564,8 +573,7 @@ struct PostgresMomentStore: MomentStore {
             """)
         try session.send("DELETE FROM place_boxes WHERE place_id = \(place.id)")
         try insertPlaceBoxes(place)
-        reads.placesContaining.removeAll()
-        reads.momentsOrPlacesChanged()
+        reads.placesChanged()
         // The boxes of declared moments held here follow their place's circle.
         for moment in try moments(atPlace: place.id) { try indexMoment(moment) }
     }
@@ -586,7 +594,7 @@ struct PostgresMomentStore: MomentStore {
     /// Writes a moment's row, its invitees unless `invitees` (those stored) already equals
     /// them, and its boxes.
     private func upsert(_ moment: Moment, replacing: Bool, invitees stored: Set<String>?) throws {
-        reads.momentsOrPlacesChanged()
+        reads.momentsChanged()
         let now = Date().timeIntervalSince1970
         let onConflict = replacing ? """
             ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, place_id = excluded.place_id, start_at = excluded.start_at,
@@ -613,7 +621,7 @@ struct PostgresMomentStore: MomentStore {
     }
 
     mutating func deleteMoment(id: Int64) throws {
-        reads.momentsOrPlacesChanged()
+        reads.momentsChanged()
         try session.send("UPDATE pictures SET moment_id = NULL WHERE moment_id = \(id)")
         try session.send("DELETE FROM moment_candidates WHERE moment_id = \(id)")
         try session.send("DELETE FROM moment_boxes WHERE moment_id = \(id)")

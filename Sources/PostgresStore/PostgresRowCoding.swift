@@ -22,26 +22,6 @@ public enum PostgresRowCoding {
                              binds: binds)
     }
 
-    /// One `INSERT` of several records of one table (one round trip), or nil when they do not
-    /// all fill the same columns (a nil optional leaves its column out) or there are none.
-    public static func insert<Record: Encodable>(all records: [Record], into table: String,
-                                                 naming: @escaping @Sendable (String) -> String) throws -> PostgresQuery? {
-        let storage = ColumnStorage()
-        var names: [String]?
-        var groups: [String] = []
-        for record in records {
-            let first = storage.names.count
-            try record.encode(to: ColumnEncoder(naming: naming, storage: storage))
-            let own = Array(storage.names[first...])
-            if names == nil { names = own }
-            guard own == names, !own.isEmpty else { return nil }
-            groups.append("(" + (first + 1...first + own.count).map { "$\($0)" }.joined(separator: ", ") + ")")
-        }
-        guard let names, !names.isEmpty else { return nil }
-        return PostgresQuery(unsafeSQL: "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES \(groups.joined(separator: ", "))",
-                             binds: storage.binds)
-    }
-
     /// A row that refers to another by the key the other's insert returns: `reference` is the
     /// column holding it (any value there is replaced by the returned key).
     public struct Dependent {
