@@ -35,8 +35,10 @@ final class Workspace: Sendable {
     var library: String { root + "/library" }
     var catalogPath: String { root + "/catalog.sqlite" }
 
+    /// `maxRecoveries`: how many deaths of its worker a photo outlives (`worker.max_recoveries`;
+    /// the default when nil).
     init(settleSeconds: Double = 0, leaseSeconds: Double = 60, concurrency: Int = 2, scanInterval: Double = 0.2,
-         store: CatalogKind = .sqlite) throws {
+         maxRecoveries: Int? = nil, store: CatalogKind = .sqlite) throws {
         postgres = store == .postgres ? try SharedCluster.freshDatabase() : nil
         root = NSTemporaryDirectory() + "darkroom-e2e-" + UUID().uuidString
         configPath = root + "/pipeline.json"
@@ -46,7 +48,7 @@ final class Workspace: Sendable {
           "spool": {"root": "\(root)/spool", "settle_seconds": \(settleSeconds), "lease_seconds": \(leaseSeconds), "scan_interval_seconds": \(scanInterval)},
           "library": {"root": "\(root)/library"},
           "catalog": {"path": "\(root)/catalog.sqlite"},
-          "worker": {"concurrency": \(concurrency), "retry_base_seconds": 0.05}
+          "worker": {"concurrency": \(concurrency), "retry_base_seconds": 0.05\(maxRecoveries.map { ", \"max_recoveries\": \($0)" } ?? "")}
         }
         """
         _ = FileManager.default.createFile(atPath: configPath, contents: Data(config.utf8))
