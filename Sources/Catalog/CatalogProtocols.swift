@@ -79,12 +79,16 @@ public struct QueuedPhoto: Sendable, Equatable {
     public let attempts: Int
     /// Who holds the lease: renewals and the completing commit must come from it.
     public let owner: String
+    /// Who held it before, when this claim took it over from a lease that lapsed (a machine
+    /// that died, or stopped answering): nil for a photo that was waiting.
+    public let takenOverFrom: String?
 
-    public init(jobId: Int64, file: String, attempts: Int, owner: String) {
+    public init(jobId: Int64, file: String, attempts: Int, owner: String, takenOverFrom: String? = nil) {
         self.jobId = jobId
         self.file = file
         self.attempts = attempts
         self.owner = owner
+        self.takenOverFrom = takenOverFrom
     }
 
     /// The name the photo arrived under (its place under `queued/` less the token).
@@ -133,6 +137,75 @@ public protocol PhotoJobQueue: Sendable {
     /// Removes up to `limit` done photo jobs that finished before `instant` (their pictures and
     /// the `jobs` history stay); returns how many went. Failed jobs stay.
     func pruneDonePhotos(finishedBefore instant: Date, limit: Int) throws(CatalogError) -> Int
+
+    /// Whether the queue's database answers now, as this process last saw it (probed several
+    /// times a second once asked for): what the workers pause on and readiness reports.
+    var availability: any CatalogAvailability { get }
+
+    /// Records that the process `instance` is alive (its heartbeat), with who it is for people
+    /// (`host`, `pid`) and the machine it runs on (`machine`: boot and PID namespace).
+    func heartbeat(_ instance: InstanceRecord) throws(CatalogError)
+    /// Records that `instance` stopped cleanly: its heartbeat ends.
+    func instanceStopped(_ name: String) throws(CatalogError)
+    /// Gives back at once the photos held by `instances` (processes known to be dead: a
+    /// restarted machine's earlier self), for any worker to claim; returns how many.
+    func releaseClaims(ofInstances instances: [String]) throws(CatalogError) -> Int
+    /// The processes known to the queue: those that hold photos, and those seen within `recent` seconds.
+    func instances(recent: Double) throws(CatalogError) -> [InstanceRecord]
+}
+
+/// A process of a shared queue, as its heartbeats record it.
+public struct InstanceRecord: Sendable, Equatable, Codable {
+    /// Its identity: `host.pid.instance` (`WorkerIdentity.name`), the owner of its leases.
+    public var name: String
+    public var host: String
+    public var pid: Int32
+    /// Its machine: boot id and PID namespace, so that a process can tell its own machine's dead.
+    public var machine: String
+    public var startedAt: Date
+    public var heartbeatAt: Date
+    /// When it stopped cleanly; nil while it runs or after it died.
+    public var stoppedAt: Date?
+    /// Photos it holds under a lease now.
+    public var holding: Int
+
+    public init(name: String, host: String, pid: Int32, machine: String, startedAt: Date, heartbeatAt: Date,
+                stoppedAt: Date? = nil, holding: Int = 0) {
+        self.name = name
+        self.host = host
+        self.pid = pid
+        self.machine = machine
+        self.startedAt = startedAt
+        self.heartbeatAt = heartbeatAt
+        self.stoppedAt = stoppedAt
+        self.holding = holding
+    }
+
+    /// Alive when it has not stopped and its last heartbeat is younger than `leaseSeconds`.
+    public func isAlive(leaseSeconds: Double, now: Date = Date()) -> Bool {
+        stoppedAt == nil && now.timeIntervalSince(heartbeatAt) <= leaseSeconds
+    }
+}
+
+/// Whether the database of a shared catalog answers now (see `PhotoJobQueue.availability`).
+public protocol CatalogAvailability: Sendable {
+    /// Nil while it answers; else since when it has not, and why.
+    var outage: CatalogOutage? { get }
+    /// Waits until it answers again, at most `timeout` seconds; true when it does.
+    func waitUntilReachable(timeout: Double) -> Bool
+    /// Tells it that a call just failed for want of the database, so that it looks again at once.
+    func suspect()
+}
+
+/// An outage of a catalog's database in progress.
+public struct CatalogOutage: Sendable, Equatable {
+    public var since: Date
+    public var reason: String
+
+    public init(since: Date, reason: String) {
+        self.since = since
+        self.reason = reason
+    }
 }
 
 /// Where the webhook dispatcher keeps its state: which outbox events each endpoint has taken

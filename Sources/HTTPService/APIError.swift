@@ -60,6 +60,9 @@ enum APIError: Error, CustomStringConvertible, Sendable, Equatable {
         }
     }
 
+    /// What a 503 tells a client to wait before it asks again, in seconds.
+    static let retryAfterSeconds = "5"
+
     /// The reason of a failure whose detail only the log should hold.
     static let seeTheLog = "internal error: the server's log has the details under this answer's request_id; report it with that id"
 
@@ -100,6 +103,8 @@ enum APIError: Error, CustomStringConvertible, Sendable, Equatable {
     func response(requestID: String, redaction: Redaction) -> Response {
         var headers: HTTPFields = [:]
         if self == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        // A refusal that passes: when to ask again (an outage of the database, a full disk).
+        if case .unavailable = self { headers[.retryAfter] = Self.retryAfterSeconds }
         return JSONBody.response(["error": redaction.scrub(description), "request_id": requestID], status: status, headers: headers)
     }
 }

@@ -1,4 +1,5 @@
 import Catalog
+import Foundation
 import Hummingbird
 
 /// `GET /healthz` (the process answers), `GET /healthz/ready` (it can take uploads: the catalog
@@ -18,10 +19,20 @@ struct HealthHandler: Sendable {
     }
 
     /// 200 when the catalog answers and a file can be created in the spool, else 503 with what
-    /// is wrong (without paths: the log has them under the answer's request id).
+    /// is wrong (without paths: the log has them under the answer's request id). A shared
+    /// catalog's database is judged by the process's own probe (`PhotoJobQueue.availability`),
+    /// so that an outage is answered at once, without a thread waiting on the database.
     func readiness() async throws -> Response {
         let environment = environment
         let requestID = RequestID.current
+        if let outage = environment.jobs?.availability.outage {
+            var report = Readiness(catalog: Self.outageSentence(outage), spool: Self.passed)
+            report.requestId = requestID
+            environment.logger.warning("not ready", metadata: [
+                "request_id": "\(requestID ?? "-")", "check": "catalog", "reason": "\(outage.reason)"])
+            return JSONBody.response(report, status: .serviceUnavailable, headers: [.retryAfter: APIError.retryAfterSeconds])
+        }
+        let shared = environment.jobs != nil
         var report = try await environment.blocking { () -> Readiness in
             func check(_ name: String, _ body: () throws -> Void) -> String {
                 do {
@@ -33,18 +44,24 @@ struct HealthHandler: Sendable {
                     return environment.redaction.scrub(APIError(error).description)
                 }
             }
-            return Readiness(catalog: check("catalog") { try environment.catalog.checkReachable() },
+            return Readiness(catalog: shared ? Self.passed : check("catalog") { try environment.catalog.checkReachable() },
                              spool: check("spool") { try environment.spool.checkWritable() })
         }
         if !report.ready { report.requestId = requestID }
         return JSONBody.response(report, status: report.ready ? .ok : .serviceUnavailable)
     }
 
+    /// What readiness says of a database outage: which database, since when.
+    static func outageSentence(_ outage: CatalogOutage) -> String {
+        "the catalog's database (PostgreSQL) cannot be reached for \(Int(Date().timeIntervalSince(outage.since).rounded())) s; work is paused until it is back"
+    }
+
     /// The metrics in the Prometheus text format.
     func metrics() async throws -> Response {
         let environment = environment
+        let reachable = environment.jobs?.availability.outage == nil
         let text = try await environment.blocking {
-            environment.metrics.render(catalog: environment.catalog, spool: environment.spool)
+            environment.metrics.render(catalog: environment.catalog, spool: environment.spool, catalogReachable: reachable)
         }
         return Response(status: .ok, headers: [.contentType: Self.metricsContentType],
                         body: ResponseBody(byteBuffer: ByteBuffer(string: text)))

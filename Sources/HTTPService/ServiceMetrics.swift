@@ -29,6 +29,8 @@ public final class ServiceMetrics: Sendable {
     static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
     private let state = Mutex(State())
+    /// The catalog's figures as last read, and when: shown, marked stale, while it cannot be read.
+    private let lastCatalogFigures = Mutex<(jobs: JobFigures, webhooks: WebhookStatistics, at: Date)?>(nil)
     /// The catalog's jobs, counted as they are added rather than whole at every scrape.
     private let jobTally = JobTally(durationBoundsMs: ServiceMetrics.photoBuckets.map { $0 * 1000 })
 
@@ -54,12 +56,14 @@ public final class ServiceMetrics: Sendable {
     }
 
     /// The Prometheus text exposition (version 0.0.4): these counters plus figures read from the catalog and spool.
-    public func render(catalog: any CatalogStore, spool: Spool) -> String {
+    /// With `catalogReachable` false (a database outage the process already knows of), the
+    /// catalog is not asked: its last figures are shown, with their age, so a scrape never waits.
+    public func render(catalog: any CatalogStore, spool: Spool, catalogReachable: Bool = true) -> String {
         let snapshot = state.withLock { $0 }
         var out = Exposition()
         out.family("darkroom_build_info", .gauge, "The running build: its version and source commit, as `darkroom version` prints them.")
         out.sample("darkroom_build_info", ["version": BuildInfo.version, "commit": BuildInfo.commit], 1)
-        renderCatalog(catalog, into: &out)
+        renderCatalog(catalog, reachable: catalogReachable, into: &out)
 
         let depth = spool.depth()
         out.family("darkroom_spool_files", .gauge, "Files in the spool, by area.")
@@ -83,20 +87,20 @@ public final class ServiceMetrics: Sendable {
         return out.text
     }
 
-    /// The figures read from the catalog, or `darkroom_catalog_up 0` alone when it cannot be read.
-    private func renderCatalog(_ catalog: any CatalogStore, into out: inout Exposition) {
-        let jobs: JobFigures
-        let webhooks: WebhookStatistics
-        do {
-            jobs = try jobTally.figures(of: catalog)
-            webhooks = try catalog.webhookStatistics(now: Date())
-        } catch {
-            out.family("darkroom_catalog_up", .gauge, "Whether the catalog could be read for these metrics.")
-            out.sample("darkroom_catalog_up", [:], 0)
-            return
+    /// The figures read from the catalog; when it cannot be read, `darkroom_catalog_up 0` and the
+    /// last figures read, if any, with `darkroom_catalog_figures_age_seconds` saying how old they are.
+    private func renderCatalog(_ catalog: any CatalogStore, reachable: Bool, into out: inout Exposition) {
+        var figures: (jobs: JobFigures, webhooks: WebhookStatistics, at: Date)?
+        if reachable {
+            figures = try? (jobTally.figures(of: catalog), catalog.webhookStatistics(now: Date()), Date())
         }
+        if let figures { lastCatalogFigures.withLock { $0 = figures } }
         out.family("darkroom_catalog_up", .gauge, "Whether the catalog could be read for these metrics.")
-        out.sample("darkroom_catalog_up", [:], 1)
+        out.sample("darkroom_catalog_up", [:], figures == nil ? 0 : 1)
+        guard let (jobs, webhooks, at) = figures ?? lastCatalogFigures.withLock({ $0 }) else { return }
+        out.family("darkroom_catalog_figures_age_seconds", .gauge,
+                   "Age of the catalog's figures below: 0 when read for this scrape, else those of the last scrape that could read them.")
+        out.sample("darkroom_catalog_figures_age_seconds", [:], Date().timeIntervalSince(at))
 
         out.family("darkroom_photos_processed_total", .counter, "Photos processed by every process sharing the catalog, by outcome.")
         for outcome in [JobRecord.Outcome.added, .duplicate, .failed] {

@@ -20,6 +20,12 @@ struct UploadHandler: Sendable {
     /// the photo is durable: processing happens in the workers.
     func accept(_ request: Request) async throws -> Response {
         let started = ContinuousClock.now
+        if let outage = environment.jobs?.availability.outage {
+            // Refused before a byte of the body is read: nothing of it is kept, and the client
+            // knows at once to send it again (`Retry-After`), here or to another machine.
+            throw APIError.unavailable("the catalog's database cannot be reached (for \(Int(Date().timeIntervalSince(outage.since).rounded())) s); "
+                                       + "send the photo again in a few seconds")
+        }
         let boundary: String?
         do {
             boundary = try MultipartForm.boundary(contentType: request.headers[.contentType])
@@ -34,22 +40,28 @@ struct UploadHandler: Sendable {
         }
         if let jobs = environment.jobs {
             // A job of the shared queue at once, in the urgent lane: a worker on any machine
-            // may take it. Should this fail, the photo is durable in the spool all the same, and
-            // a worker's scan (or reconciliation) queues it.
-            let spool = environment.spool
-            do {
-                try await environment.blocking {
-                    guard let file = try spool.admit(name) else { return }
-                    spool.clearUrgent(name)
-                    try jobs.admitPhotos(files: [file], urgent: true)
+            // may take it. The photo is durable in the spool already, so the answer does not
+            // wait for the database: should this fail (an outage that began meanwhile), a
+            // worker's scan or reconciliation queues it.
+            let (environment, handOff) = (environment, environment.handOff)
+            Task {
+                let spool = environment.spool
+                do {
+                    try await environment.blocking {
+                        guard let file = try spool.admit(name) else { return }
+                        spool.clearUrgent(name)
+                        try jobs.admitPhotos(files: [file], urgent: true)
+                    }
+                } catch {
+                    environment.logger.warning("upload accepted but not yet queued; a worker's scan queues it",
+                                               metadata: ["upload": "\(id)", "file": "\(name)", "reason": "\(error)"])
                 }
-            } catch {
-                environment.logger.warning("upload accepted but not yet queued; a worker's scan queues it",
-                                           metadata: ["upload": "\(id)", "file": "\(name)", "reason": "\(error)"])
+                // Straight to this process's workers, ahead of any backlog: no scan to wait for.
+                handOff?(name)
             }
+        } else {
+            environment.handOff?(name)
         }
-        // Straight to this process's workers, ahead of any backlog: no scan to wait for.
-        environment.handOff?(name)
         environment.metrics.recordUploadAccepted(bytes: bytes, seconds: started.secondsElapsed)
         environment.logger.info("upload accepted", metadata: ["upload": "\(id)", "file": "\(name)", "bytes": "\(bytes)",
                                                               "request_id": "\(RequestID.current ?? "-")"])

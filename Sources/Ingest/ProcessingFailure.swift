@@ -13,6 +13,9 @@ public struct ProcessingFailure: CategorizedError, CustomStringConvertible, Send
     public var category: FailureCategory
     /// True for conditions that may pass (disk full, catalog busy); false for the photo itself.
     public var isTransient: Bool
+    /// True when the catalog's database could not be reached (a restart, a failover, a path that
+    /// stopped answering): no fault of the photo's, and no try of it either.
+    public var isOutage = false
 
     public var description: String { reason }
 
@@ -32,7 +35,9 @@ public struct ProcessingFailure: CategorizedError, CustomStringConvertible, Send
         switch error {
         case let failure as ProcessingFailure: self = failure
         case let error as FileSystemError: self.init(reason: error.description, category: error.category, isTransient: error.isTransient)
-        case let error as CatalogError: self.init(reason: error.description, category: error.category, isTransient: error.isTransient)
+        case let error as CatalogError:
+            self.init(reason: error.description, category: error.category, isTransient: error.isTransient)
+            if case .unavailable = error { isOutage = true }
         default: self.init(reason: "\(error)", category: FailureCategory(of: error), isTransient: false)
         }
     }

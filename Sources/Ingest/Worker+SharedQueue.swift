@@ -19,6 +19,8 @@ import Storage
 extension Worker {
     func runShared(_ options: RunOptions, jobs: any PhotoJobQueue, started: Date) -> RunTally {
         let hand = sharedHand
+        let availability = jobs.availability
+        announce(jobs)
         let pool = WorkerPool()
         pool.start("worker", count: configuration.effectiveConcurrency, niceness: options.niceness, refused: { [logger] reason in
             logger.warning("cannot lower the workers' CPU priority", metadata: ["reason": "\(reason)"])
@@ -32,6 +34,11 @@ extension Worker {
         var lastRetry = Date()
 
         while !stopSignal.isRaised {
+            if availability.outage != nil {
+                // Paused: photos stay where they are (incoming/ is durable) until the database is back.
+                _ = availability.waitUntilReachable(timeout: 0.25)
+                continue
+            }
             let scan = spool.scan()
             admit(scan.ready, urgent: scan.urgent, jobs, hand)
             if Date().timeIntervalSince(lastReconciliation) > configuration.leaseSeconds / 2 {
@@ -66,7 +73,35 @@ extension Worker {
         hand.wake()
         pool.join()
         progress?.finish()
+        if availability.outage == nil { try? jobs.instanceStopped(identity.name) }
         return finished(hand.snapshot, started: started)
+    }
+
+    /// Records this process in the queue (its first heartbeat) and gives back at once the photos
+    /// that earlier processes of this same machine and PID namespace held when they died (a
+    /// restart after a kill): they need not wait out their leases. Processes elsewhere, even
+    /// under the same host name, are judged by their heartbeats alone.
+    private func announce(_ jobs: any PhotoJobQueue) {
+        do {
+            try jobs.heartbeat(instanceRecord)
+            let dead = try jobs.instances(recent: configuration.leaseSeconds * 4).filter { instance in
+                instance.stoppedAt == nil && instance.name != identity.name && instance.machine == WorkerIdentity.machineKey
+                    && WorkerIdentity.isGone(instance.name)
+            }
+            guard !dead.isEmpty else { return }
+            let released = try jobs.releaseClaims(ofInstances: dead.map(\.name))
+            logger.notice("gave back the photos of this machine's processes that died", metadata: [
+                "instances": "\(dead.map(\.name).joined(separator: ","))", "photos": "\(released)"])
+        } catch {
+            // The database is out at start: the heartbeats begin once it is back.
+            logger.warning("cannot record this process in the job queue yet", metadata: ["reason": "\(error)"])
+        }
+    }
+
+    /// This process as the queue's heartbeats record it.
+    var instanceRecord: InstanceRecord {
+        InstanceRecord(name: identity.name, host: identity.host, pid: identity.pid, machine: WorkerIdentity.machineKey,
+                       startedAt: Date(), heartbeatAt: Date())
     }
 
     /// Admits photos found ready in `incoming/`: each into `queued/`, then their jobs, by the
@@ -112,21 +147,37 @@ extension Worker {
 
     /// Takes jobs from the shared queue and processes them until the worker stops.
     private func claimLoop(_ jobs: any PhotoJobQueue, _ hand: SharedQueueHand) {
+        let availability = jobs.availability
         var reported = false
         while !stopSignal.isRaised {
+            if availability.outage != nil {
+                // Paused with the database out: nothing is claimed until it is back (the probe
+                // backs off with jitter; its return wakes every waiting thread at once).
+                _ = availability.waitUntilReachable(timeout: 0.5)
+                continue
+            }
             let photo: QueuedPhoto?
             do {
                 photo = try jobs.claimPhoto(owner: identity.name, leaseSeconds: configuration.leaseSeconds)
                 reported = false
             } catch {
-                if !reported { logger.error("cannot claim from the job queue", metadata: ["reason": "\(error)"]) }
-                reported = true
-                hand.waitForWork(timeout: 1)
+                if case .unavailable = error {
+                    // The probe says so, once; the next turn of the loop waits for its return.
+                    availability.suspect()
+                } else if !reported {
+                    logger.error("cannot claim from the job queue", metadata: ["reason": "\(error)"])
+                    reported = true
+                }
+                hand.waitForWork(timeout: Double.random(in: 0.2...0.6))
                 continue
             }
             guard let photo else {
                 hand.waitForWork(timeout: Self.claimPollSeconds)
                 continue
+            }
+            if let previous = photo.takenOverFrom {
+                logger.notice("took over a photo whose holder stopped renewing its lease", metadata: [
+                    "file": "\(photo.sourceName)", "from": "\(previous)", "attempt": "\(photo.attempts)"])
             }
             hand.holding(photo)
             hand.finished(photo, handleQueued(photo, jobs))
@@ -139,8 +190,19 @@ extension Worker {
     /// Moves the leases of the photos in hand on, and keeps their files looking alive to other
     /// machines' reconciliations.
     private func renewSharedLeases(_ jobs: any PhotoJobQueue, _ hand: SharedQueueHand) {
+        let availability = jobs.availability
+        var wasOut = false
         while !stopSignal.isRaised {
-            stopSignal.sleep(configuration.leaseSeconds / 3)
+            // Every third of a lease, and at once when the database comes back from an outage,
+            // so that the photos in hand are renewed before anyone takes them over.
+            if wasOut {
+                _ = availability.waitUntilReachable(timeout: 0.5)
+            } else {
+                stopSignal.sleep(configuration.leaseSeconds / 3)
+            }
+            wasOut = availability.outage != nil
+            if wasOut || stopSignal.isRaised { continue }
+            try? jobs.heartbeat(instanceRecord)
             for photo in hand.inHand {
                 spool.renewQueued(photo.file)
                 if (try? jobs.renew(photo, leaseSeconds: configuration.leaseSeconds)) == false {

@@ -228,7 +228,8 @@ public final class Worker: Sendable {
             let reason = "a worker stopped while processing this photo \(claim.recoveries) times; it may crash the decoder; check the file"
             return .failed(ProcessingFailure.permanent(reason, .crashed), attempts: claim.recoveries)
         }
-        return processor.withRetries(started: started, stop: stopSignal, failWhenStopped: failWhenStopped, retrying: { [logger] failure, attempt, delay in
+        return processor.withRetries(started: started, stop: stopSignal, failWhenStopped: failWhenStopped,
+                                     availability: jobs?.availability, retrying: { [logger] failure, attempt, delay in
             logger.warning("retrying after a transient failure", metadata: [
                 "file": "\(claim.sourceName)", "attempt": "\(attempt)", "delay_s": "\(delay)", "reason": "\(failure.reason)"])
         }) { attempt, deadline in

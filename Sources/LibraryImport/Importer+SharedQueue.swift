@@ -80,6 +80,11 @@ extension Importer {
     /// the catalog has its outcome already.
     private func handOver(_ item: ImportItem, _ shared: ImportSharedQueue, _ handed: HandedOver, _ ledger: ImportLedger,
                           _ progress: ImportProgress, importId: Int64?) {
+        // With the database out, the import pauses here (the photos handed over wait in the
+        // queue); it goes on within a probe of the database's return.
+        let availability = shared.jobs.availability
+        while availability.outage != nil && !stopSignal.isRaised { _ = availability.waitUntilReachable(timeout: 0.5) }
+        if stopSignal.isRaised { return }
         let started = Date()
         if settledEarlier(item, ledger, importId: importId) { return }
         guard let sidecars = loadSidecars(item, started: started, ledger, progress, importId: importId) else { return }
@@ -112,7 +117,8 @@ extension Importer {
     private func collect(_ shared: ImportSharedQueue, _ handed: HandedOver, _ ledger: ImportLedger, _ progress: ImportProgress,
                          importId: Int64?) {
         let files = handed.files
-        guard !files.isEmpty else { return }
+        // During an outage of the database there is nothing to ask; the probe has said so once.
+        guard !files.isEmpty, shared.jobs.availability.outage == nil else { return }
         // At most the hand-over window's worth of files: one statement.
         let states: [String: QueuedPhotoState]
         do {

@@ -154,7 +154,8 @@ extension PostgresCatalog: CatalogStore {
     /// changed: nothing, when the incremental state was right. With `apply` false the changes
     /// are computed and rolled back, for a check.
     public func rebuildMoments(apply: Bool) throws(CatalogError) -> [MomentEvent] {
-        try write(commit: apply) { session in
+        // One transaction over every picture: minutes on a large catalog are no outage.
+        try write(commit: apply, deadlines: .maintenance) { session in
             var store = PostgresMomentStore(session: session, rules: momentRules)
             let events = try MomentEngine(rules: momentRules).rebuild(&store)
             try Self.recordOutbox(events, at: Date().timeIntervalSince1970, session)

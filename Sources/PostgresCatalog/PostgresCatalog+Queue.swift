@@ -30,8 +30,8 @@ extension PostgresCatalog: PhotoJobQueue {
         let query = PostgresQuery(unsafeSQL: QueueSQL.claim, binds: binds)
         return try leased { session in
             try session.rows(query).first.map { row in
-                let (id, _, payload, attempts) = try row.decode((Int64, String, String, Int32).self)
-                return QueuedPhoto(jobId: id, file: payload, attempts: Int(attempts), owner: owner)
+                let (id, _, payload, attempts, previous) = try row.decode((Int64, String, String, Int32, String?).self)
+                return QueuedPhoto(jobId: id, file: payload, attempts: Int(attempts), owner: owner, takenOverFrom: previous)
             }
         }
     }

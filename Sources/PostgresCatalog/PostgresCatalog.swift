@@ -24,6 +24,8 @@ public final class PostgresCatalog: Sendable {
     /// shared queue's admissions, claims and renewals: should the server crash and lose one, a
     /// lapsed lease or the reconciliation of `queued/` covers it. A photo's commit never runs here.
     let leasePool: PostgresPool
+    /// Whether the database answers, probed once a process asks (`availability`).
+    let monitor: PostgresAvailability
 
     /// The advisory lock every write holds: shared on its first try, exclusive on a retry.
     static let assignerLock: Int64 = 7_261_900_914
@@ -40,6 +42,7 @@ public final class PostgresCatalog: Sendable {
             pool = try PostgresPool(location: location, maximumConnections: maximumConnections, logger: logger)
             leasePool = try PostgresPool(location: location, maximumConnections: max(2, maximumConnections / 4),
                                          settings: [("synchronous_commit", "off")], logger: logger)
+            monitor = try PostgresAvailability(location: location, logger: logger)
         } catch {
             throw CatalogError.refused(error.description)
         }
@@ -63,6 +66,7 @@ public final class PostgresCatalog: Sendable {
 
     /// Closes the connections.
     public func close() {
+        monitor.stop()
         pool.close()
         leasePool.close()
     }
@@ -85,12 +89,12 @@ public final class PostgresCatalog: Sendable {
     /// cannot lose again. The exclusive lock is taken before BEGIN, so the retry's snapshot is
     /// taken after everything it waited for has committed. Under heavy contention the catalog thus degrades to one writer
     /// at a time, as SQLite is, and never fails a photo for contention alone.
-    func write<T>(commit: Bool = true, _ body: (PostgresSession) throws -> T) throws(CatalogError) -> T {
+    func write<T>(commit: Bool = true, deadlines: PostgresDeadlines? = nil, _ body: (PostgresSession) throws -> T) throws(CatalogError) -> T {
         var attempt = 1
         while true {
             let exclusive = attempt > 1
             do {
-                return try pool.withSession { session in
+                return try pool.withSession(deadlines: deadlines) { session in
                     guard exclusive else {
                         // Held until the transaction ends: no statement to give it back.
                         return try session.transaction(.serializable, commit: commit) { session in

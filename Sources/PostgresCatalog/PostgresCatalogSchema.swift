@@ -189,5 +189,6 @@ enum PostgresCatalogSchema {
         imports,
         webhookDeliveries,
         PostgresMomentLookups.migration,
+        PostgresCatalog.instanceHeartbeats,
     ])
 }

@@ -183,7 +183,7 @@ public final class JobQueue: Sendable {
     /// does anyway. Completions, failures and enqueues wait for the disk.
     public func claim(owner: String, lease: Double) async throws -> ClaimedJob? {
         try await wrapped {
-            for try await (id, kind, payload, attempts) in try await leaseClient.execute(QueueStatements.Claim(owner: owner, lease: lease)) {
+            for try await (id, kind, payload, attempts, _) in try await leaseClient.execute(QueueStatements.Claim(owner: owner, lease: lease)) {
                 return ClaimedJob(id: id, kind: kind, payload: payload, attempts: Int(attempts), owner: owner)
             }
             return nil

@@ -8,21 +8,22 @@ enum QueueStatements {
     struct Claim: PostgresPreparedStatement {
         static let sql = """
             WITH lapsed AS (
-                SELECT id FROM queue_jobs WHERE state = 'running' AND lease_expires_at < now()
+                SELECT id, lease_owner AS previous FROM queue_jobs WHERE state = 'running' AND lease_expires_at < now()
                 ORDER BY lease_expires_at LIMIT 1 FOR UPDATE SKIP LOCKED
             ), ready AS (
                 SELECT id FROM queue_jobs WHERE state = 'queued' AND run_after <= now() AND NOT EXISTS (SELECT 1 FROM lapsed)
                 ORDER BY lane, run_after, id LIMIT 1 FOR UPDATE SKIP LOCKED
             ), next AS (
-                SELECT id FROM lapsed UNION ALL SELECT id FROM ready
+                SELECT id, previous FROM lapsed UNION ALL SELECT id, NULL::text FROM ready
             )
             UPDATE queue_jobs AS job
             SET state = 'running', attempts = job.attempts + 1, lease_owner = $1,
                 lease_expires_at = now() + make_interval(secs => $2)
             FROM next WHERE job.id = next.id
-            RETURNING job.id, job.kind, job.payload, job.attempts
+            RETURNING job.id, job.kind, job.payload, job.attempts, next.previous
             """
-        typealias Row = (Int64, String, String, Int32)
+        /// The job, and the owner whose lapsed lease it was taken from (nil for a waiting job).
+        typealias Row = (Int64, String, String, Int32, String?)
         let owner: String
         let lease: Double
 
@@ -81,7 +82,8 @@ enum QueueStatements {
 
 /// The queue's statements as text, for callers that run them on connections of their own (the
 /// catalog's workers, through its blocking pool): the same claim, renewal and completion.
-/// Parameters: claim ($1 owner, $2 lease seconds); renew ($1 lease seconds, $2 id, $3 owner);
+/// Parameters: claim ($1 owner, $2 lease seconds; rows: id, kind, payload, attempts, the
+/// previous owner when a lapsed lease was taken over); renew ($1 lease seconds, $2 id, $3 owner);
 /// complete ($1 id, $2 owner).
 public enum QueueSQL {
     public static let claim = QueueStatements.Claim.sql

@@ -29,7 +29,7 @@ public struct PostgresMigrations: Sendable {
     public func apply(to pool: PostgresPool) throws -> [String] {
         var applied: [String] = []
         for migration in migrations {
-            let ran = try pool.transaction { session -> Bool in
+            let ran = try pool.transaction(deadlines: .maintenance) { session -> Bool in
                 try session.execute("SELECT pg_advisory_xact_lock(\(Self.lockKey))")
                 try session.execute("""
                     CREATE TABLE IF NOT EXISTS darkroom_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())

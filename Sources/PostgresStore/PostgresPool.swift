@@ -8,15 +8,23 @@ import PostgresNIO
 /// import's, and the HTTP server's blocking pool call the catalog synchronously, as they call
 /// SQLite. Each call borrows a connection, waits for its statements on this thread (never on
 /// an event loop or a thread of Swift's concurrency pool, which the driver itself runs on), and
-/// gives it back; a connection the server closed is dropped and a new one made next time.
-public final class PostgresPool: @unchecked Sendable {  // safe: `idle`, `open` and `closed` are guarded by `condition`
+/// gives it back.
+///
+/// Nothing here waits without a deadline (`PostgresDeadlines`): connecting, each statement,
+/// each session, and a wait for a free connection. A connection is checked before it is handed
+/// out (one that closed while idle is dropped) and dropped when a call on it failed for want of
+/// the server; a statement on a closed connection fails at once.
+public final class PostgresPool: @unchecked Sendable {  // safe: `idle`, `open`, `borrowed` and `closed` are guarded by `condition`
     public let location: PostgresLocation
     /// The most connections this pool holds open at once; a caller beyond it waits for one.
     public let maximumConnections: Int
+    /// How long each kind of wait may last.
+    public let deadlines: PostgresDeadlines
     let logger: Logger
-    private let configuration: PostgresConnection.Configuration
+    private let settings: [(String, String)]
     private let condition = NSCondition()
-    private var idle: [PostgresConnection] = []
+    private var idle: [WatchedConnection] = []
+    private var borrowed: [Int: WatchedConnection] = [:]
     private var open = 0
     private var closed = false
     private let connectionIds = ManagedAtomicCounter()
@@ -24,13 +32,14 @@ public final class PostgresPool: @unchecked Sendable {  // safe: `idle`, `open` 
     /// A pool for `location`; connects lazily, so a server that is down is met by the first call.
     /// `settings` are session settings every connection starts with (`synchronous_commit`).
     public init(location: PostgresLocation, maximumConnections: Int = 8, settings: [(String, String)] = [],
-                logger: Logger = Logger(label: "darkroom.postgres")) throws(PostgresError) {
+                deadlines: PostgresDeadlines = .standard, logger: Logger = Logger(label: "darkroom.postgres")) throws(PostgresError) {
         self.location = location
         self.maximumConnections = max(1, maximumConnections)
         self.logger = logger
-        var configuration = try location.connectionConfiguration()
-        configuration.options.additionalStartupParameters = settings
-        self.configuration = configuration
+        self.deadlines = deadlines
+        self.settings = settings
+        // An address that cannot make a configuration (TLS required and impossible) is refused now.
+        _ = try location.connectionConfiguration()
     }
 
     deinit { close() }
@@ -44,17 +53,31 @@ public final class PostgresPool: @unchecked Sendable {  // safe: `idle`, `open` 
         open -= connections.count
         condition.broadcast()
         condition.unlock()
-        for connection in connections { try? connection.close().wait() }
+        for connection in connections { connection.close() }
+    }
+
+    /// Closes every connection, idle and borrowed: the statements in flight fail at once. For a
+    /// database known to be gone (a failover), so that nothing waits out a deadline on it.
+    public func dropAll() {
+        condition.lock()
+        let connections = idle + Array(borrowed.values)
+        open -= idle.count
+        idle.removeAll()
+        condition.broadcast()
+        condition.unlock()
+        for connection in connections { connection.close(within: 0.5) }
     }
 
     /// Runs `body` with a connection of its own (its statements in autocommit, unless it opens
     /// a transaction), then gives the connection back.
-    public func withSession<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+    /// `deadlines` replaces the pool's for this call (a rebuild or a migration, whose one
+    /// transaction may rightly take minutes).
+    public func withSession<T>(deadlines: PostgresDeadlines? = nil, _ body: (PostgresSession) throws -> T) throws -> T {
         let connection = try borrow()
         var healthy = true
-        defer { giveBack(connection, healthy: healthy && !connection.isClosed) }
+        defer { giveBack(connection, healthy: healthy && connection.isUsable) }
         do {
-            let session = PostgresSession(connection: connection, logger: logger)
+            let session = PostgresSession(link: connection, deadlines: deadlines ?? self.deadlines, logger: logger)
             let result = try body(session)
             try session.settle()
             return result
@@ -68,11 +91,13 @@ public final class PostgresPool: @unchecked Sendable {  // safe: `idle`, `open` 
     /// Runs `body` in one transaction at `isolation`: committed when it returns, rolled back
     /// when it throws. (The catalog's writes retry a transaction that lost a race themselves,
     /// under their lock: `PostgresCatalog.write`.)
-    public func transaction<T>(_ isolation: PostgresSession.Isolation = .readCommitted, _ body: (PostgresSession) throws -> T) throws -> T {
-        try withSession { session in try session.transaction(isolation, body) }
+    public func transaction<T>(_ isolation: PostgresSession.Isolation = .readCommitted, deadlines: PostgresDeadlines? = nil,
+                               _ body: (PostgresSession) throws -> T) throws -> T {
+        try withSession(deadlines: deadlines) { session in try session.transaction(isolation, body) }
     }
 
-    private func borrow() throws -> PostgresConnection {
+    private func borrow() throws(PostgresError) -> WatchedConnection {
+        let waitUntil = Date().addingTimeInterval(deadlines.transaction)
         condition.lock()
         while true {
             if closed {
@@ -80,30 +105,43 @@ public final class PostgresPool: @unchecked Sendable {  // safe: `idle`, `open` 
                 throw PostgresError.unreachable(location.description, reason: "the connection pool is closed")
             }
             if let connection = idle.popLast() {
+                guard connection.isUsable else {
+                    // Closed while idle (the server restarted, or ended the session): dropped.
+                    open -= 1
+                    continue
+                }
+                borrowed[connection.id] = connection
                 condition.unlock()
                 return connection
             }
             if open < maximumConnections { break }
-            condition.wait()
+            guard condition.wait(until: waitUntil) else {
+                condition.unlock()
+                throw PostgresError.unreachable(location.description,
+                                                reason: "all \(maximumConnections) connections stayed busy for \(Int(deadlines.transaction)) s")
+            }
         }
         open += 1
         condition.unlock()
         do {
-            let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
-            return try PostgresConnection.connect(on: eventLoop, configuration: configuration,
-                                                  id: connectionIds.next(), logger: logger).wait()
+            let connection = try WatchedConnection.connect(location, deadlines: deadlines, settings: settings,
+                                                           id: connectionIds.next(), logger: logger)
+            condition.lock()
+            borrowed[connection.id] = connection
+            condition.unlock()
+            return connection
         } catch {
             condition.lock()
             open -= 1
             condition.signal()
             condition.unlock()
-            let reason = (error as? PSQLError)?.serverInfo?[.message] ?? "\((error as? PSQLError)?.underlying ?? error)"
-            throw PostgresError.unreachable(location.description, reason: reason)
+            throw error
         }
     }
 
-    private func giveBack(_ connection: PostgresConnection, healthy: Bool) {
+    private func giveBack(_ connection: WatchedConnection, healthy: Bool) {
         condition.lock()
+        borrowed[connection.id] = nil
         if healthy && !closed {
             idle.append(connection)
         } else {
@@ -111,7 +149,7 @@ public final class PostgresPool: @unchecked Sendable {  // safe: `idle`, `open` 
         }
         condition.signal()
         condition.unlock()
-        if !healthy || closed { try? connection.close().wait() }
+        if !healthy || closed { connection.close(within: 0.5) }
     }
 }
 

@@ -1,9 +1,11 @@
+import Foundation
 import Logging
 import PostgresNIO
 
 /// One borrowed connection, used synchronously: each statement is sent and its rows collected
 /// before the call returns. Values go to the server as bound parameters (the interpolations of
-/// a `PostgresQuery` literal), never spliced into the text.
+/// a `PostgresQuery` literal), never spliced into the text. Every wait has a deadline: a
+/// statement's (`PostgresDeadlines.statement`) and the whole session's (`transaction`).
 public struct PostgresSession {
     /// A transaction's isolation level.
     public enum Isolation: String, Sendable {
@@ -12,22 +14,32 @@ public struct PostgresSession {
         case serializable = "SERIALIZABLE"
     }
 
-    let connection: PostgresConnection
+    let link: WatchedConnection
     let logger: Logger
+    let deadlines: PostgresDeadlines
+    /// When the whole session (a transaction, or the statements of one call) must be over.
+    let sessionDeadline: Date
     /// Statements sent by `send` whose outcome is not yet known.
     private let deferred = Deferred()
 
     /// Sent statements, each answered in turn (the connection runs one statement at a time,
     /// in the order they were given).
     private final class Deferred {
-        var answers: [EventLoopFuture<PostgresQueryResult>] = []
+        var answers: [WatchedConnection.Answer] = []
         /// A write not yet sent (`hold`), with the key of the row it writes.
         var held: (key: Int64, query: PostgresQuery)?
     }
 
-    init(connection: PostgresConnection, logger: Logger) {
-        self.connection = connection
+    init(link: WatchedConnection, deadlines: PostgresDeadlines, logger: Logger) {
+        self.link = link
         self.logger = logger
+        self.deadlines = deadlines
+        sessionDeadline = Date().addingTimeInterval(deadlines.transaction)
+    }
+
+    /// When a statement sent now must have answered.
+    private var statementDeadline: Date {
+        min(Date().addingTimeInterval(deadlines.statement), sessionDeadline)
     }
 
     /// Every row the statement returns. A failure of a statement sent before it (`send`) is
@@ -37,13 +49,9 @@ public struct PostgresSession {
     @discardableResult
     public func rows(_ query: PostgresQuery, unaffectedBy unaffected: Int64? = nil) throws(PostgresError) -> [PostgresRow] {
         if unaffected == nil || deferred.held?.key != unaffected { sendHeld() }
-        let answer = connection.query(query, logger: logger)
+        let answer = link.send(query, logger: logger)
         try settleSent()
-        do {
-            return Array(try answer.wait().rows)
-        } catch {
-            throw failure(error)
-        }
+        return Array(try link.wait(answer, deadline: statementDeadline).rows)
     }
 
     /// Runs a statement whose rows, if any, are not wanted.
@@ -57,7 +65,7 @@ public struct PostgresSession {
     /// answer until then, so the caller does not wait a round trip for each.
     public func send(_ query: PostgresQuery) throws(PostgresError) {
         sendHeld()
-        deferred.answers.append(connection.query(query, logger: logger))
+        deferred.answers.append(link.send(query, logger: logger))
         // A long run of writes (a rebuild) waits now and then, so that the sent statements
         // never pile up in memory.
         if deferred.answers.count >= Self.mostUnanswered { try settle() }
@@ -82,7 +90,7 @@ public struct PostgresSession {
     private func sendHeld() {
         guard let held = deferred.held else { return }
         deferred.held = nil
-        deferred.answers.append(connection.query(held.query, logger: logger))
+        deferred.answers.append(link.send(held.query, logger: logger))
     }
 
     /// How many sent statements may wait for their answers at once.
@@ -103,20 +111,12 @@ public struct PostgresSession {
         var first: PostgresError?
         for answer in answers {
             do {
-                _ = try answer.wait()
+                _ = try link.wait(answer, deadline: statementDeadline)
             } catch {
-                if first == nil { first = failure(error) }
+                if first == nil { first = error }
             }
         }
         if let first { throw first }
-    }
-
-    /// The driver's error as a `PostgresError`: a failure without the server's word is a lost connection.
-    private func failure(_ error: any Error) -> PostgresError {
-        if let error = error as? PSQLError, error.serverInfo == nil {
-            return .unreachable("\(connection.id)", reason: "\(error.code): \(error.underlying.map { "\($0)" } ?? "no detail")")
-        }
-        return PostgresError(error)
     }
 
     /// The first column of the first row, nil when there is no row (or the value is null).

@@ -61,7 +61,7 @@ public struct Configuration: Sendable {
         variants: VariantRecipe.defaults,
         feedVariant: "feed", pixelLimit: RenderOptions.defaultPixelLimit, background: .white,
         crop: .attention, defaultTimeZone: TimeZone(identifier: "UTC") ?? .current,
-        spoolRoot: "run/spool", settleSeconds: 2, leaseSeconds: 120, scanIntervalSeconds: 5,
+        spoolRoot: "run/spool", settleSeconds: 2, leaseSeconds: 30, scanIntervalSeconds: 5,
         libraryRoot: "run/library", backupDir: nil, catalogPath: "run/catalog.sqlite",
         concurrency: 0, pixelBudget: 150_000_000, photoTimeoutSeconds: 120, maxAttempts: 5,
         retryBaseSeconds: 0.5, maxRecoveries: 3, moments: MomentRules())

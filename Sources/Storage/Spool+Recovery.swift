@@ -3,42 +3,82 @@ import Foundation
 import Glibc
 #endif
 
-/// Identifies one worker process: `<host>.<pid>`, the name of its folder under `processing/`.
+/// Identifies one worker process: `<host>.<pid>.<instance>`, the name of its folder under
+/// `processing/`, the owner of its leases in a shared queue, and the writer named in its
+/// temporary files. The host name and pid are for people to read; the instance (random at the
+/// process's start, after a key of its machine: boot and PID namespace) is what tells two
+/// processes apart, also on machines that share a host name (containers, cloned VMs, pods).
 public struct WorkerIdentity: Sendable, Equatable {
     public var host: String
     public var pid: Int32
+    /// `MMMMMMMMRRRRRRRR`: the machine's key (`machineKey`) and eight random hex digits; nil in
+    /// names written before instances existed (`host.pid`).
+    public var instance: String?
 
-    /// This process.
-    public static var current: WorkerIdentity {
+    /// This process, the same value for its whole life.
+    public static let current: WorkerIdentity = {
         var buffer = [CChar](repeating: 0, count: 256)
         gethostname(&buffer, buffer.count - 1)
         let host = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).replacingOccurrences(of: "/", with: "_")
-        return WorkerIdentity(host: host.isEmpty ? "localhost" : host, pid: getpid())
-    }
+        let random = String(format: "%08x", UInt32.random(in: 0...UInt32.max))
+        return WorkerIdentity(host: host.isEmpty ? "localhost" : host, pid: getpid(), instance: machineKey + random)
+    }()
 
-    /// The folder name.
-    public var name: String { "\(host).\(pid)" }
+    /// Eight hex digits that differ between machines and between PID namespaces of one machine
+    /// (a hash of the kernel's boot id and this process's PID namespace): two processes whose
+    /// keys agree see the same process table, so one may ask it whether the other is alive.
+    public static let machineKey: String = {
+        let boot = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)) ?? ""
+        let namespace = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/pid")) ?? ""
+        guard !boot.isEmpty || !namespace.isEmpty else {
+            // Nothing to tell this machine by: a key no other process shares, so none is ever judged from here.
+            return String(format: "%08x", UInt32.random(in: 0...UInt32.max))
+        }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a
+        for byte in (boot.trimmingCharacters(in: .whitespacesAndNewlines) + "|" + namespace).utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        return String(format: "%08x", UInt32(truncatingIfNeeded: hash ^ (hash >> 32)))
+    }()
 
-    /// Parses a folder name; nil when it is not one.
+    /// The name: folder, lease owner and temporary-file writer.
+    public var name: String { instance.map { "\(host).\(pid).\($0)" } ?? "\(host).\(pid)" }
+
+    /// The machine key this identity was made on, when it carries one.
+    public var machine: String? { instance.map { String($0.prefix(8)) } }
+
+    /// Parses a name; nil when it is not one.
     public init?(name: String) {
-        guard let dot = name.lastIndex(of: "."), let pid = Int32(name[name.index(after: dot)...]) else { return nil }
-        self.host = String(name[..<dot])
+        var parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        var instance: String?
+        if parts.count >= 3, let last = parts.last, last.count == 16, last.allSatisfy(\.isHexDigit), Int32(parts[parts.count - 2]) != nil {
+            instance = String(last)
+            parts.removeLast()
+        }
+        guard parts.count >= 2, let pid = Int32(parts[parts.count - 1]) else { return nil }
+        self.host = parts.dropLast().joined(separator: ".")
         self.pid = pid
+        self.instance = instance
     }
 
-    public init(host: String, pid: Int32) {
+    public init(host: String, pid: Int32, instance: String? = nil) {
         self.host = host
         self.pid = pid
+        self.instance = instance
     }
 
-    /// Whether this worker is known to be gone: a process of this host that no longer exists.
-    /// A worker of another host is never known dead; its lease decides.
+    /// Whether this worker is known to be gone: a process of this machine and PID namespace
+    /// (same host name and machine key) that no longer exists. A worker elsewhere (another
+    /// machine, or a container with the same host name) is never known dead from here; its
+    /// lease or heartbeat decides.
     public var isKnownDead: Bool {
-        guard host == WorkerIdentity.current.host else { return false }
+        let me = WorkerIdentity.current
+        guard host == me.host, name != me.name else { return false }
+        if let machine, machine != WorkerIdentity.machineKey { return false }
         return kill(pid, 0) != 0 && errno == ESRCH
     }
 
-    /// Whether the worker named `name` (`host.pid`) is known to be gone.
+    /// Whether the worker named `name` is known to be gone.
     @Sendable public static func isGone(_ name: String) -> Bool {
         WorkerIdentity(name: name)?.isKnownDead ?? false
     }

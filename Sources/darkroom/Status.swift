@@ -43,18 +43,31 @@ struct Status: ParsableCommand {
             let depth = try jobs.photoQueueDepth()
             return QueueDepth(queued: depth.claimable, held: depth.held)
         }
-        // Shown as abandoned when their process is gone; the next import records it. (A run of
-        // another machine is never known gone here: it shows as running.)
+        // The shared queue's processes: alive while their heartbeat is younger than a lease.
+        let now = Date()
+        let holders = try catalog.jobs.map { jobs in
+            try jobs.instances(recent: configuration.leaseSeconds * 10).map { instance in
+                HolderReport(name: instance.name, host: instance.host, pid: instance.pid,
+                             alive: instance.isAlive(leaseSeconds: configuration.leaseSeconds, now: now),
+                             stopped: instance.stoppedAt != nil, holding: instance.holding,
+                             lastHeartbeatSecondsAgo: max(0, now.timeIntervalSince(instance.heartbeatAt)))
+            }
+        }
+        // Shown as abandoned when their process is gone (on this machine, or by its heartbeat in
+        // the shared queue); the next import records it.
         let runs = try catalog.importRuns.importRuns(limit: imports).map { run -> ImportRunSummary in
             var run = run
-            if run.outcome == .running && WorkerIdentity.isGone(run.worker) { run.outcome = .abandoned }
+            let holder = holders?.first { $0.name == run.worker }
+            if run.outcome == .running && (WorkerIdentity.isGone(run.worker) || holder.map { !$0.alive } == true) {
+                run.outcome = .abandoned
+            }
             return run
         }
         if json {
             let report = StatusReport(spool: configuration.spoolRoot, catalog: catalog.location,
                                       library: configuration.libraryRoot, incoming: depth.incoming,
                                       processing: depth.processing, failed: depth.failed, counts: counts,
-                                      queue: queue, failures: failed, imports: runs)
+                                      queue: queue, holders: holders, failures: failed, imports: runs)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             encoder.keyEncodingStrategy = .convertToSnakeCase
@@ -66,6 +79,10 @@ struct Status: ParsableCommand {
         if let queue {
             print("  queued      \(queue.queued)  (jobs of the shared queue, waiting for a worker on any machine)")
             print("  processing  \(queue.held)  (held by a worker under a lease)")
+            for holder in holders ?? [] where holder.holding > 0 || holder.alive {
+                let state = holder.alive ? "live" : holder.stopped ? "stopped" : "dead, its leases lapse for others to take"
+                print("    \(holder.name)  \(state), last heartbeat \(Int(holder.lastHeartbeatSecondsAgo.rounded())) s ago, holding \(holder.holding)")
+            }
         } else {
             print("  processing  \(depth.processing)")
         }
@@ -118,8 +135,21 @@ struct StatusReport: Encodable {
     var counts: CatalogCounts
     /// The shared queue's photo jobs (a PostgreSQL catalog); absent otherwise.
     var queue: QueueDepth?
+    /// The shared queue's processes, live and dead, with what they hold (PostgreSQL); absent otherwise.
+    var holders: [HolderReport]?
     var failures: [FailureReport]
     var imports: [ImportRunSummary]
+}
+
+/// A process of the shared queue: who it is, whether its heartbeat is live, what it holds.
+struct HolderReport: Encodable {
+    var name: String
+    var host: String
+    var pid: Int32
+    var alive: Bool
+    var stopped: Bool
+    var holding: Int
+    var lastHeartbeatSecondsAgo: Double
 }
 
 /// Photo jobs of the shared queue: waiting (or held under a lapsed lease), and held.
