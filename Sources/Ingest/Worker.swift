@@ -174,6 +174,11 @@ public final class Worker: Sendable {
             case .requeued(let name): logger.notice("took back the claim of a stopped worker", metadata: ["file": "\(name)"])
             }
         }
+        // A server killed while it published an upload leaves the upload's priority mark with
+        // no photo: removed once it is older than a lease.
+        for name in spool.removeOrphanPriorityMarkers(olderThan: configuration.leaseSeconds) {
+            logger.info("removed the priority mark of an upload that never arrived", metadata: ["file": "\(name)"])
+        }
     }
 
     private func workLoop(_ queue: WorkQueue) {

@@ -109,8 +109,7 @@ public final class JobQueue: Sendable {
             let probe = try await PostgresConnection.connect(configuration: try location.connectionConfiguration(), id: 0, logger: logger)
             try await probe.close()
         } catch {
-            let reason = (error as? PSQLError)?.serverInfo?[.message] ?? "\((error as? PSQLError)?.underlying ?? error)"
-            throw PostgresError.unreachable(location.description, reason: reason)
+            throw PostgresError.connectionFailure(error, location: location)
         }
         try await wrapped {
             try await client.withTransaction(logger: logger) { connection in

@@ -200,7 +200,7 @@ extension WatchedConnection {
             channelFuture.whenSuccess { $0.close(promise: nil) }
             throw .unreachable(location.description, reason: "no connection within \(format(deadlines.connect)) (\(location.host):\(location.port) does not answer)")
         case .failure(let error)?:
-            throw connectFailure(error, location: location)
+            throw PostgresError.connectionFailure(error, location: location)
         case .success(let value)?:
             guard let value = value as? any Channel else { throw .unreachable(location.description, reason: "no channel") }
             channel = value
@@ -223,17 +223,11 @@ extension WatchedConnection {
             throw .unreachable(location.description, reason: "the server accepted the connection but did not finish its start-up within \(format(deadlines.connect))")
         case .failure(let error)?:
             channel.close(promise: nil)
-            throw connectFailure(error, location: location)
+            throw PostgresError.connectionFailure(error, location: location)
         case .success(let value)?:
             guard let connection = value as? PostgresConnection else { throw .unreachable(location.description, reason: "no connection") }
             return WatchedConnection(connection, location: location.description)
         }
-    }
-
-    /// Why a connection could not be made, in the server's or the system's words.
-    static func connectFailure(_ error: any Error, location: PostgresLocation) -> PostgresError {
-        let reason = (error as? PSQLError)?.serverInfo?[.message] ?? "\((error as? PSQLError)?.underlying ?? error)"
-        return .unreachable(location.description, reason: reason)
     }
 
     /// Linux's TCP_USER_TIMEOUT (not exported by Glibc's module map).

@@ -18,10 +18,13 @@ extension Spool {
         priority + "/" + Self.flatName(sourceName)
     }
 
-    /// Marks `sourceName` (relative to `incoming/`) urgent.
+    /// Marks `sourceName` (relative to `incoming/`) urgent. The marker's modification time is
+    /// the time of its latest mark, also when it was there already.
     public func markUrgent(_ sourceName: String) {
         let fd = open(priorityMarker(sourceName), O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-        if fd >= 0 { close(fd) }
+        guard fd >= 0 else { return }
+        futimens(fd, nil)
+        close(fd)
     }
 
     /// Whether `sourceName` is marked urgent.
@@ -34,9 +37,35 @@ extension Spool {
         unlink(priorityMarker(sourceName))
     }
 
+    /// The name relative to `incoming/` that a flat name (`flatName`) stands for.
+    static func sourceName(ofFlat flat: String) -> String {
+        flat.replacingOccurrences(of: "%2F", with: "/").replacingOccurrences(of: "%25", with: "%")
+    }
+
     /// The names marked urgent.
     func urgentNames() -> Set<String> {
         guard let markers = try? FileManager.default.contentsOfDirectory(atPath: priority) else { return [] }
-        return Set(markers.map { $0.replacingOccurrences(of: "%2F", with: "/").replacingOccurrences(of: "%25", with: "%") })
+        return Set(markers.map(Self.sourceName(ofFlat:)))
+    }
+
+    /// Removes the markers left without their photo (a process killed between marking an
+    /// upload and publishing it, or a photo finished before its mark was made) and returns the
+    /// names they stood for. A marker is kept while its photo is in `incoming/` or claimed
+    /// under `processing/`, and while it is younger than `seconds`: an upload is marked just
+    /// before it comes into view.
+    public func removeOrphanPriorityMarkers(olderThan seconds: Double, now: Date = Date()) -> [String] {
+        guard let markers = try? FileManager.default.contentsOfDirectory(atPath: priority) else { return [] }
+        let instant = now.timeIntervalSince1970
+        let workers = (try? FileManager.default.contentsOfDirectory(atPath: processing)) ?? []
+        var removed: [String] = []
+        for marker in markers.sorted() {
+            let path = priority + "/" + marker
+            guard let status = FileSystem.entryStatus(path), instant - status.modified >= seconds else { continue }
+            let name = Self.sourceName(ofFlat: marker)
+            if FileSystem.entryStatus(incoming + "/" + name) != nil { continue }
+            if workers.contains(where: { FileSystem.entryStatus(processing + "/" + $0 + "/" + name) != nil }) { continue }
+            if unlink(path) == 0 { removed.append(name) }
+        }
+        return removed
     }
 }

@@ -132,7 +132,10 @@ public final class WebhookDispatcher: Sendable {
                     try self.catalog.claimWebhookDeliveries(endpoint: endpoint.url, dueBy: start, leaseUntil: leaseUntil, limit: self.inFlight)
                 }
             } catch {
-                logger.error("webhook delivery: cannot read the outbox", metadata: ["endpoint": "\(endpoint.label)", "reason": "\(error)"])
+                // An outage of a shared catalog's database is logged once by its probe, not here
+                // at every poll: delivery goes on once it is back.
+                let level: Logger.Level = if case CatalogError.unavailable? = error as? CatalogError { .debug } else { .error }
+                logger.log(level: level, "webhook delivery: cannot read the outbox", metadata: ["endpoint": "\(endpoint.label)", "reason": "\(error)"])
                 break
             }
             if claims.isEmpty { break }

@@ -1,4 +1,3 @@
-import ArgumentParser
 import Catalog
 import CatalogImports
 import Foundation
@@ -21,7 +20,8 @@ enum CatalogChoice {
     }
 
     /// The PostgreSQL catalog (migrated when needed) when `catalog.url` names one; nil for
-    /// SQLite, which is left unopened. `extraConnections` as for `open`.
+    /// SQLite, which is left unopened. `extraConnections` as for `open`. A catalog that cannot
+    /// be opened ends the process (`exitUnopened`).
     static func openPostgres(_ configuration: Configuration, extraConnections: Int = 2) throws -> PostgresCatalog? {
         guard let url = configuration.effectiveCatalogURL() else { return nil }
         do {
@@ -29,8 +29,27 @@ enum CatalogChoice {
                                        maximumConnections: configuration.effectiveConcurrency + extraConnections
                                            + (configuration.webhooks.urls.isEmpty ? 0 : 1))
         } catch {
-            throw ValidationError("cannot open the PostgreSQL catalog: \(error)")
+            exitUnopened(error, setting: configuration.catalogURL != nil ? "catalog.url" : "DARKROOM_CATALOG_URL")
         }
+    }
+
+    /// Ends the process on a PostgreSQL catalog that cannot be opened: one line on standard
+    /// error (`darkroom: ...`, never the usage text, never the password) and the exit status of
+    /// sysexits.h: 78 (EX_CONFIG) for an address that cannot be used, named by its `setting`;
+    /// 69 (EX_UNAVAILABLE) for a server that cannot be reached or is busy; 70 (EX_SOFTWARE) else.
+    static func exitUnopened(_ error: CatalogError, setting: String) -> Never {
+        let status: Int32
+        let line: String
+        switch error {
+        case .refused(let message):
+            (status, line) = (78, "\(setting): \(message)")
+        case .unavailable, .busy:
+            (status, line) = (69, error.description)
+        case .diskFull, .corrupt, .rule, .other, .leaseLost:
+            (status, line) = (70, error.description)
+        }
+        FileHandle.standardError.write(Data("darkroom: \(line)\n".utf8))
+        exit(status)
     }
 
     /// The configured catalog's import journal, read-only, for `darkroom import --dry-run`:

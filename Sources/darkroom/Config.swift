@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PostgresStore
 import Settings
 
 /// `darkroom config`: the effective settings, checked and shown without starting anything.
@@ -21,14 +22,15 @@ struct ConfigCommand: ParsableCommand {
             discussion: """
             Prints every key with its value and where it came from (file, environment, default); \
             secrets are masked. Exit 1 with one line per problem, each naming its key, when the \
-            file cannot be used.
+            file (or the PostgreSQL address of DARKROOM_CATALOG_URL) cannot be used.
             """)
         @Option(name: .long, help: ArgumentHelp("The pipeline configuration (JSON).", valueName: "file")) var config: String?
 
         func run() throws {
             let check = ConfigurationCheck.run(path: config)
-            guard check.problems.isEmpty else {
-                for problem in check.problems { FileHandle.standardError.write(Data((problem.description + "\n").utf8)) }
+            let problems = check.problems.map(\.description) + (check.problems.isEmpty ? Self.catalogProblems(check) : [])
+            guard problems.isEmpty else {
+                for problem in problems { FileHandle.standardError.write(Data((problem + "\n").utf8)) }
                 throw ExitCode(1)
             }
             print(check.file.map { "configuration \($0) (\(check.fileReason ?? "--config")): OK" } ?? "no configuration file: the built-in defaults")
@@ -36,6 +38,22 @@ struct ConfigCommand: ParsableCommand {
             for setting in check.settings {
                 print(setting.key.padding(toLength: width + 2, withPad: " ", startingAt: 0)
                       + setting.value + "  (\(setting.source.rawValue))")
+            }
+        }
+
+        /// The problem of a PostgreSQL catalog address that cannot be used (its password masked),
+        /// naming where it came from (`FILE: catalog.url: ...`, `DARKROOM_CATALOG_URL: ...`); none
+        /// when it can.
+        static func catalogProblems(_ check: ConfigurationCheck,
+                                    environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+            let configuration = check.file.flatMap { try? Configuration.load(path: $0) } ?? .defaults
+            guard let url = configuration.effectiveCatalogURL(environment: environment) else { return [] }
+            do {
+                _ = try PostgresLocation(url, environment: environment)
+                return []
+            } catch {
+                guard configuration.catalogURL != nil else { return ["DARKROOM_CATALOG_URL: \(error)"] }
+                return ["\(check.file ?? "pipeline.json"): catalog.url: \(error)"]
             }
         }
     }
