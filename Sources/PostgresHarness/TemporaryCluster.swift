@@ -20,8 +20,16 @@ public final class TemporaryCluster: @unchecked Sendable {  // safe: `stopped` i
     public let port: Int
     /// The cluster's directory (data, log and socket), removed by `stop()`.
     public let directory: URL
-    private let binaries: URL
-    private let runAsPostgres: Bool
+    /// What `pg_ctl -o` starts the server with (port, socket directory, settings); every later
+    /// start and restart uses it again.
+    public let serverOptions: String
+    /// The settings part of `serverOptions` (after the port and socket directory), which a
+    /// standby of this cluster starts with too.
+    let settings: String
+    /// Whether fsync is on (`start(durable:)`).
+    let durable: Bool
+    let binaries: URL
+    let runAsPostgres: Bool
     private let lock = NSLock()
     private var stopped = false
 
@@ -46,28 +54,25 @@ public final class TemporaryCluster: @unchecked Sendable {  // safe: `stopped` i
             throw Unavailable(description: "PostgreSQL's server programs are not installed (/usr/lib/postgresql/*/bin/initdb): run `make deps`")
         }
         let root = geteuid() == 0
-        let directory = URL(fileURLWithPath: NSTemporaryDirectory())
-            .appendingPathComponent("darkroom-postgres-\(getpid())-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        if root {
-            guard let account = getpwnam("postgres") else {
-                try? FileManager.default.removeItem(at: directory)
-                throw Unavailable(description: "running as root, but there is no `postgres` user to run initdb as: run `make deps`")
-            }
-            chown(directory.path, account.pointee.pw_uid, account.pointee.pw_gid)
-            chmod(directory.path, 0o700)
+        let directory = try makeDirectory(runAsPostgres: root)
+        let port: Int
+        do {
+            port = try freePort()
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
         }
-        let port = try freePort()
-        let cluster = TemporaryCluster(port: port, directory: directory, binaries: binaries, runAsPostgres: root)
+        var settings = "-c listen_addresses=127.0.0.1 -c max_connections=200"
+        if !durable { settings += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off" }
+        // More server settings for profiling a run, e.g. "-c shared_preload_libraries=pg_stat_statements".
+        if let extra = ProcessInfo.processInfo.environment["DARKROOM_POSTGRES_SERVER_OPTIONS"], !extra.isEmpty {
+            settings += " " + extra
+        }
+        let cluster = TemporaryCluster(port: port, directory: directory, binaries: binaries, runAsPostgres: root,
+                                       settings: settings, durable: durable)
         do {
             try cluster.run("initdb", ["-D", cluster.data, "-U", cluster.user, "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"])
-            var options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c max_connections=200"
-            if !durable { options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off" }
-            // More server settings for profiling a run, e.g. "-c shared_preload_libraries=pg_stat_statements".
-            if let extra = ProcessInfo.processInfo.environment["DARKROOM_POSTGRES_SERVER_OPTIONS"], !extra.isEmpty {
-                options += " " + extra
-            }
-            try cluster.run("pg_ctl", ["-D", cluster.data, "-l", directory.appendingPathComponent("server.log").path, "-o", options, "-w", "-t", "60", "start"])
+            try cluster.launch()
         } catch {
             cluster.stop()
             throw error
@@ -75,16 +80,50 @@ public final class TemporaryCluster: @unchecked Sendable {  // safe: `stopped` i
         return cluster
     }
 
-    private init(port: Int, directory: URL, binaries: URL, runAsPostgres: Bool) {
+    /// A new empty directory for a cluster under the temporary directory; owned by `postgres`
+    /// (mode 0700) when the programs run as that user.
+    static func makeDirectory(runAsPostgres: Bool) throws -> URL {
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory())
+            .appendingPathComponent("darkroom-postgres-\(getpid())-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        if runAsPostgres {
+            guard let account = getpwnam("postgres") else {
+                try? FileManager.default.removeItem(at: directory)
+                throw Unavailable(description: "running as root, but there is no `postgres` user to run initdb as: run `make deps`")
+            }
+            chown(directory.path, account.pointee.pw_uid, account.pointee.pw_gid)
+            chmod(directory.path, 0o700)
+        }
+        return directory
+    }
+
+    init(port: Int, directory: URL, binaries: URL, runAsPostgres: Bool, settings: String, durable: Bool) {
         self.port = port
         self.directory = directory
         self.binaries = binaries
         self.runAsPostgres = runAsPostgres
+        self.settings = settings
+        self.durable = durable
+        self.serverOptions = "-p \(port) -k \(directory.path) " + settings
     }
 
     deinit { stop() }
 
-    private var data: String { directory.appendingPathComponent("data").path }
+    /// The data directory.
+    var data: String { directory.appendingPathComponent("data").path }
+    /// The server's log.
+    var logFile: String { directory.appendingPathComponent("server.log").path }
+    /// Whether `stop()` has run (the directory is gone).
+    var isRemoved: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return stopped
+    }
+
+    /// Starts the server with `serverOptions` and waits (at most 60 s) until it is ready.
+    func launch() throws {
+        try run("pg_ctl", ["-D", data, "-l", logFile, "-o", serverOptions, "-w", "-t", "60", "start"])
+    }
 
     /// Stops the server (fast shutdown) and removes the directory; once.
     public func stop() {
@@ -99,14 +138,16 @@ public final class TemporaryCluster: @unchecked Sendable {  // safe: `stopped` i
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Runs one of the server's programs (as `postgres` when this process is root) and waits.
+    /// Runs one of the server's programs (as `postgres` when this process is root) and waits,
+    /// at most `timeout` seconds: then the program (its process group) is killed and this throws.
     /// Spawned and reaped directly (posix_spawn, waitpid): Foundation's `Process` can miss the
-    /// exit of a program whose child (the server) lives on, and then waits for ever.
-    private func run(_ program: String, _ arguments: [String]) throws {
+    /// exit of a program whose child (the server) lives on, and then waits for ever. The server
+    /// itself is not in the program's group (pg_ctl starts it in a session of its own).
+    func run(_ program: String, _ arguments: [String], timeout: Double = 120) throws {
         let path = binaries.appendingPathComponent(program).path
         let argv = runAsPostgres ? ["/usr/sbin/runuser", "-u", "postgres", "--", path] + arguments : [path] + arguments
         let output = directory.appendingPathComponent("\(program).out").path
-        FileManager.default.createFile(atPath: output, contents: nil)
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
         if runAsPostgres, let account = getpwnam("postgres") { chown(output, account.pointee.pw_uid, account.pointee.pw_gid) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -114,23 +155,60 @@ public final class TemporaryCluster: @unchecked Sendable {  // safe: `stopped` i
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_APPEND, 0)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // A process group of its own, so that a program that overstays is killed with its children.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
         var cArguments = argv.map { strdup($0) } + [nil]
         defer { for argument in cArguments { free(argument) } }
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, argv[0], &actions, nil, &cArguments, environ)
+        let spawned = posix_spawn(&pid, argv[0], &actions, &attributes, &cArguments, environ)
         guard spawned == 0 else {
             throw Unavailable(description: "cannot start \(argv[0]): \(String(cString: strerror(spawned)))")
         }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let deadline = Date().addingTimeInterval(timeout)
+        var overstayed = false
+        while true {
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid { break }
+            if reaped < 0 && errno != EINTR {
+                throw Unavailable(description: "\(program) could not be waited for: \(String(cString: strerror(errno)))")
+            }
+            if !overstayed && Date() > deadline {
+                overstayed = true
+                kill(-pid, SIGKILL)
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                break
+            }
+            usleep(10_000)
+        }
+        if overstayed {
+            throw Unavailable(description: "\(program) did not finish within \(Int(timeout)) s and was killed")
+        }
         // WIFEXITED and WEXITSTATUS, which Swift does not import: exited when the low 7 bits are 0.
         let exited = status & 0x7f == 0
         let code = (status >> 8) & 0xff
         guard exited && code == 0 else {
             let said = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-            let last = said.split(separator: "\n").last.map(String.init) ?? "no output"
+            var last = said.split(separator: "\n").last.map(String.init) ?? "no output"
+            // pg_ctl only says "Examine the log output": the server's last complaint says why.
+            if program == "pg_ctl", let complaint = lastComplaint() { last += " (server.log: \(complaint))" }
             throw Unavailable(description: "\(program) " + (exited ? "exited with status \(code)" : "was killed by signal \(status & 0x7f)") + ": \(last)")
         }
+    }
+
+    /// The last FATAL or PANIC line among the server log's last 8 KB, if any.
+    private func lastComplaint() -> String? {
+        guard let log = FileHandle(forReadingAtPath: logFile) else { return nil }
+        defer { try? log.close() }
+        let size = (try? log.seekToEnd()) ?? 0
+        try? log.seek(toOffset: size > 8192 ? size - 8192 : 0)
+        guard let tail = try? log.readToEnd() else { return nil }
+        return String(decoding: tail, as: UTF8.self).split(separator: "\n")
+            .last { $0.contains("FATAL:") || $0.contains("PANIC:") }.map(String.init)
     }
 
     /// A loopback port nothing listens on now (the kernel's choice for a port-0 bind).
