@@ -165,7 +165,7 @@ let package = Package(
         ], exclude: ["openapi.json"]),
         .executableTarget(name: "darkroom", dependencies: [
             "BuildInfo", "Catalog", "CatalogCopy", "CatalogImports", "HTTPService", "Imaging", "Ingest", "JSONValues", "LibraryImport", "Moments", "Operations",
-            "PhotoMetadata", "PostgresCatalog", "ServiceSettings", "Settings", "Storage", "Terminal", "Webhooks",
+            "PhotoMetadata", "PostgresCatalog", "PostgresStore", "ServiceSettings", "Settings", "Storage", "Terminal", "Webhooks",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -119,9 +119,9 @@ public protocol PhotoJobQueue: Sendable {
     /// Records photos placed under `queued/` as jobs (a file already recorded: nothing, the
     /// file is the key).
     func admitPhotos(files: [String], urgent: Bool) throws(CatalogError)
-    /// Takes the next photo for `owner` (a lapsed lease first, then urgent, then the oldest);
-    /// nil when none is waiting.
-    func claimPhoto(owner: String, leaseSeconds: Double) throws(CatalogError) -> QueuedPhoto?
+    /// Takes the next photo for `owner` (a lease lapsed more than `lapsedFor` seconds ago
+    /// first, then urgent, then the oldest); nil when none is waiting.
+    func claimPhoto(owner: String, leaseSeconds: Double, lapsedFor: Double) throws(CatalogError) -> QueuedPhoto?
     /// Moves a held photo's lease on; false when it is no longer this owner's.
     func renew(_ photo: QueuedPhoto, leaseSeconds: Double) throws(CatalogError) -> Bool
     /// The catalog whose commits (picture, duplicate, failure) also complete this photo's job,

@@ -48,8 +48,8 @@ final class CopyTarget {
     init(location: PostgresLocation) throws(CatalogCopyError) {
         self.location = location
         do {
-            // One connection holds the lock, one copies.
-            pool = try PostgresPool(location: location, maximumConnections: 2)
+            // One connection holds the lock, one copies; a batch of a large table may rightly take minutes.
+            pool = try PostgresPool(location: location, maximumConnections: 2, deadlines: .maintenance)
             try Self.migrations.apply(to: pool)
         } catch {
             throw .target(PostgresCatalog.catalogError(error, location: location))

@@ -22,7 +22,11 @@ struct ErrorBodyMiddleware<Context: RequestContext>: RouterMiddleware {
                 let metadata: Logger.Metadata = [
                     "request_id": "\(id)", "method": "\(request.method)", "route": "\(context.endpointPath ?? "-")",
                     "status": "\(answer.status.code)", "reason": "\(error)"]
-                if answer.status.code >= 500 {
+                if case .unavailable = answer {
+                    // A passing condition (an outage of the database, a full disk) whose start
+                    // and end are logged where it is known: here only one line a request, quietly.
+                    logger.info("request refused for now", metadata: metadata)
+                } else if answer.status.code >= 500 {
                     logger.error("request failed", metadata: metadata)
                 } else {
                     logger.debug("request refused", metadata: metadata)

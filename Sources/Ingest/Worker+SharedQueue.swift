@@ -90,7 +90,7 @@ extension Worker {
             }
             guard !dead.isEmpty else { return }
             let released = try jobs.releaseClaims(ofInstances: dead.map(\.name))
-            logger.notice("gave back the photos of this machine's processes that died", metadata: [
+            logger.log(level: released > 0 ? .notice : .info, "gave back the photos of this machine's processes that died", metadata: [
                 "instances": "\(dead.map(\.name).joined(separator: ","))", "photos": "\(released)"])
         } catch {
             // The database is out at start: the heartbeats begin once it is back.
@@ -149,16 +149,23 @@ extension Worker {
     private func claimLoop(_ jobs: any PhotoJobQueue, _ hand: SharedQueueHand) {
         let availability = jobs.availability
         var reported = false
+        var outageEnded: Date?
         while !stopSignal.isRaised {
             if availability.outage != nil {
                 // Paused with the database out: nothing is claimed until it is back (the probe
                 // backs off with jitter; its return wakes every waiting thread at once).
                 _ = availability.waitUntilReachable(timeout: 0.5)
+                outageEnded = Date()
                 continue
             }
+            // Right after an outage every machine's leases may have lapsed together, and their
+            // holders renew them as soon as they see the database back: a lease is then taken
+            // over only once it has lapsed for longer than that takes, not counted as a death.
+            let recovering = outageEnded.map { Date().timeIntervalSince($0) < configuration.leaseSeconds } ?? false
             let photo: QueuedPhoto?
             do {
-                photo = try jobs.claimPhoto(owner: identity.name, leaseSeconds: configuration.leaseSeconds)
+                photo = try jobs.claimPhoto(owner: identity.name, leaseSeconds: configuration.leaseSeconds,
+                                            lapsedFor: recovering ? Self.postOutageGraceSeconds : 0)
                 reported = false
             } catch {
                 if case .unavailable = error {
@@ -183,6 +190,10 @@ extension Worker {
             hand.finished(photo, handleQueued(photo, jobs))
         }
     }
+
+    /// How long after an outage a lapsed lease is left to its holder's renewal before it is
+    /// taken over: more than the probes of two machines can differ in seeing the database back.
+    static let postOutageGraceSeconds = 5.0
 
     /// How often an idle thread asks the queue for a job admitted on another machine.
     static let claimPollSeconds = 0.25

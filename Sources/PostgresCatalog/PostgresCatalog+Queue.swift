@@ -23,10 +23,11 @@ extension PostgresCatalog: PhotoJobQueue {
         }
     }
 
-    public func claimPhoto(owner: String, leaseSeconds: Double) throws(CatalogError) -> QueuedPhoto? {
-        var binds = PostgresBindings(capacity: 2)
+    public func claimPhoto(owner: String, leaseSeconds: Double, lapsedFor: Double) throws(CatalogError) -> QueuedPhoto? {
+        var binds = PostgresBindings(capacity: 3)
         binds.append(owner)
         binds.append(leaseSeconds)
+        binds.append(lapsedFor)
         let query = PostgresQuery(unsafeSQL: QueueSQL.claim, binds: binds)
         return try leased { session in
             try session.rows(query).first.map { row in

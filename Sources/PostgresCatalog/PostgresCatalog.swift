@@ -34,14 +34,19 @@ public final class PostgresCatalog: Sendable {
     static let writeTries = 4
 
     /// Connects (at most `maximumConnections` at once) and migrates the catalog at `location`.
+    /// `deadlines`: how long a connection, a statement and a transaction may take before the
+    /// database is given up as unreachable for that call.
     public init(location: PostgresLocation, momentRules: MomentRules = .default, maximumConnections: Int = 8,
-                logger: Logger = Logger(label: "darkroom.catalog")) throws(CatalogError) {
+                deadlines: PostgresDeadlines = .standard, logger: Logger = Logger(label: "darkroom.catalog")) throws(CatalogError) {
         self.location = location
         self.momentRules = momentRules
         do {
-            pool = try PostgresPool(location: location, maximumConnections: maximumConnections, logger: logger)
+            // A commit is durable before it is acknowledged, whatever the server's default: the
+            // worker removes a photo from the spool once its commit is acknowledged.
+            pool = try PostgresPool(location: location, maximumConnections: maximumConnections,
+                                    settings: [("synchronous_commit", "on")], deadlines: deadlines, logger: logger)
             leasePool = try PostgresPool(location: location, maximumConnections: max(2, maximumConnections / 4),
-                                         settings: [("synchronous_commit", "off")], logger: logger)
+                                         settings: [("synchronous_commit", "off")], deadlines: deadlines, logger: logger)
             monitor = try PostgresAvailability(location: location, logger: logger)
         } catch {
             throw CatalogError.refused(error.description)
@@ -54,14 +59,15 @@ public final class PostgresCatalog: Sendable {
     }
 
     /// Opens the catalog at a `postgres://` address.
-    public convenience init(url: String, momentRules: MomentRules = .default, maximumConnections: Int = 8) throws(CatalogError) {
+    public convenience init(url: String, momentRules: MomentRules = .default, maximumConnections: Int = 8,
+                            deadlines: PostgresDeadlines = .standard) throws(CatalogError) {
         let location: PostgresLocation
         do {
             location = try PostgresLocation(url)
         } catch {
             throw CatalogError.refused(error.description)
         }
-        try self.init(location: location, momentRules: momentRules, maximumConnections: maximumConnections)
+        try self.init(location: location, momentRules: momentRules, maximumConnections: maximumConnections, deadlines: deadlines)
     }
 
     /// Closes the connections.

@@ -8,7 +8,8 @@ enum QueueStatements {
     struct Claim: PostgresPreparedStatement {
         static let sql = """
             WITH lapsed AS (
-                SELECT id, lease_owner AS previous FROM queue_jobs WHERE state = 'running' AND lease_expires_at < now()
+                SELECT id, lease_owner AS previous FROM queue_jobs
+                WHERE state = 'running' AND lease_expires_at < now() - make_interval(secs => $3)
                 ORDER BY lease_expires_at LIMIT 1 FOR UPDATE SKIP LOCKED
             ), ready AS (
                 SELECT id FROM queue_jobs WHERE state = 'queued' AND run_after <= now() AND NOT EXISTS (SELECT 1 FROM lapsed)
@@ -26,11 +27,14 @@ enum QueueStatements {
         typealias Row = (Int64, String, String, Int32, String?)
         let owner: String
         let lease: Double
+        /// How long ago a lease must have lapsed to be taken over.
+        var lapsedFor: Double = 0
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 2)
+            var bindings = PostgresBindings(capacity: 3)
             bindings.append(owner)
             bindings.append(lease)
+            bindings.append(lapsedFor)
             return bindings
         }
 
@@ -82,7 +86,7 @@ enum QueueStatements {
 
 /// The queue's statements as text, for callers that run them on connections of their own (the
 /// catalog's workers, through its blocking pool): the same claim, renewal and completion.
-/// Parameters: claim ($1 owner, $2 lease seconds; rows: id, kind, payload, attempts, the
+/// Parameters: claim ($1 owner, $2 lease seconds, $3 seconds a lease must have lapsed; rows: id, kind, payload, attempts, the
 /// previous owner when a lapsed lease was taken over); renew ($1 lease seconds, $2 id, $3 owner);
 /// complete ($1 id, $2 owner).
 public enum QueueSQL {

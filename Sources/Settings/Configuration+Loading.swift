@@ -94,9 +94,15 @@ struct ConfigurationReader {
             c.backupDir = try string(library, "backup_dir", "library.backup_dir")
         }
         if let catalog = try object(root, "catalog") {
-            try known(catalog, "catalog", ["path", "url"])
+            try known(catalog, "catalog", ["path", "url", "connect_timeout_seconds", "statement_timeout_seconds", "transaction_timeout_seconds"])
             c.catalogPath = try string(catalog, "path", "catalog.path") ?? c.catalogPath
             c.catalogURL = try string(catalog, "url", "catalog.url")
+            c.catalogConnectTimeoutSeconds = try double(catalog, "connect_timeout_seconds", "catalog.connect_timeout_seconds", min: 0.1)
+                ?? c.catalogConnectTimeoutSeconds
+            c.catalogStatementTimeoutSeconds = try double(catalog, "statement_timeout_seconds", "catalog.statement_timeout_seconds", min: 0.1)
+                ?? c.catalogStatementTimeoutSeconds
+            c.catalogTransactionTimeoutSeconds = try double(catalog, "transaction_timeout_seconds", "catalog.transaction_timeout_seconds", min: 0.1)
+                ?? c.catalogTransactionTimeoutSeconds
             if let url = c.catalogURL, !(url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")) {
                 throw fail("catalog.url", "must be a postgres://user[:password]@host[:port]/database address, or null for the SQLite file at catalog.path")
             }

@@ -37,6 +37,12 @@ public struct Configuration: Sendable {
     /// A PostgreSQL catalog (`postgres://user@host:port/db`), shared by workers on several
     /// machines; when set it replaces `catalogPath`. `$DARKROOM_CATALOG_URL` stands in for it.
     public var catalogURL: String? = nil
+    /// Seconds a PostgreSQL catalog may take to accept a connection (handshake included).
+    public var catalogConnectTimeoutSeconds: Double = 5
+    /// Seconds one PostgreSQL statement may take before its connection is given up as lost.
+    public var catalogStatementTimeoutSeconds: Double = 10
+    /// Seconds one PostgreSQL transaction may take, all its statements together.
+    public var catalogTransactionTimeoutSeconds: Double = 30
     /// Photos processed at once; 0 means one per core (one more with a PostgreSQL catalog).
     public var concurrency: Int
     /// Source pixels in flight at once across workers: one huge photo runs alone.

@@ -3,6 +3,7 @@ import CatalogImports
 import Foundation
 import Moments
 import PostgresCatalog
+import PostgresStore
 import Settings
 
 /// The catalog a command works on: the SQLite file at `catalog.path`, or PostgreSQL when
@@ -25,9 +26,13 @@ enum CatalogChoice {
     static func openPostgres(_ configuration: Configuration, extraConnections: Int = 2) throws -> PostgresCatalog? {
         guard let url = configuration.effectiveCatalogURL() else { return nil }
         do {
+            let deadlines = PostgresDeadlines(connect: configuration.catalogConnectTimeoutSeconds,
+                                              statement: configuration.catalogStatementTimeoutSeconds,
+                                              transaction: configuration.catalogTransactionTimeoutSeconds)
             return try PostgresCatalog(url: url, momentRules: configuration.moments,
                                        maximumConnections: configuration.effectiveConcurrency + extraConnections
-                                           + (configuration.webhooks.urls.isEmpty ? 0 : 1))
+                                           + (configuration.webhooks.urls.isEmpty ? 0 : 1),
+                                       deadlines: deadlines)
         } catch {
             exitUnopened(error, setting: configuration.catalogURL != nil ? "catalog.url" : "DARKROOM_CATALOG_URL")
         }

@@ -169,29 +169,46 @@ final class Machine: @unchecked Sendable {
     let space: Workspace
     let environment: [String: String]
     let commands: [[String]]
+    /// Whether its processes get a PID namespace of their own (as a container's do): their pids
+    /// then repeat those of another machine's, and its process table is not this one's.
+    let ownPIDs: Bool
+    /// The log files' prefix: machines with one host name keep their logs apart.
+    let logName: String
     /// The process group: its leader's pid.
     private var group: pid_t?
-    private var importStatus: String { space.root + "/\(name)-import.status" }
+    private var importStatus: String { space.root + "/\(logName)-import.status" }
 
-    init(name: String, space: Workspace, environment: [String: String], commands: [[String]]) {
+    init(name: String, space: Workspace, environment: [String: String], commands: [[String]], ownPIDs: Bool = false,
+         logName: String? = nil) {
         self.name = name
         self.space = space
         self.environment = environment
         self.commands = commands
+        self.ownPIDs = ownPIDs
+        self.logName = logName ?? name
+    }
+
+    /// What the machine's `index`th command wrote to standard error (its log) so far.
+    func log(_ index: Int) -> String {
+        (try? String(contentsOfFile: space.root + "/\(logName)-\(index).err", encoding: .utf8)) ?? ""
     }
 
     /// Whether this machine's import ran to its end (its exit status was written).
     var importFinished: Bool { FileManager.default.fileExists(atPath: importStatus) }
 
     /// Whether UTS namespaces can be made here (root, or a kernel that allows it).
-    static let canNameHosts: Bool = {
+    static let canNameHosts = unshares(["-u"])
+    /// Whether UTS and PID namespaces can be made here.
+    static let canSeparatePIDs = unshares(["-u", "-p", "-f"])
+
+    private static func unshares(_ options: [String]) -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        process.arguments = ["-u", "true"]
+        process.arguments = options + ["true"]
         guard (try? process.run()) != nil else { return false }
         process.waitForExit()
         return process.terminationStatus == 0
-    }()
+    }
 
     /// Starts the machine's processes: a shell that leads a new session (and so a process group
     /// of its own), in a UTS namespace with the machine's host name, runs each command in the
@@ -206,7 +223,7 @@ final class Machine: @unchecked Sendable {
         script += "hostname \(name)\n"
         for (index, command) in commands.enumerated() {
             let line = ([Workspace.binary] + command + ["--config", space.configPath]).map(quote).joined(separator: " ")
-            let log = quote(space.root + "/\(name)-\(index)")
+            let log = quote(space.root + "/\(logName)-\(index)")
             // The import's end is written down, so that the test knows it finished (not killed).
             let after = command.first == "import" ? "; echo $? > \(quote(importStatus))" : ""
             script += "( \(line) >> \(log).out 2>> \(log).err\(after) ) &\n"
@@ -215,7 +232,7 @@ final class Machine: @unchecked Sendable {
         var variables = ProcessInfo.processInfo.environment
         variables["SWIFT_BACKTRACE"] = "enable=no"
         variables.merge(environment) { _, new in new }
-        let argv = ["/usr/bin/unshare", "-u", "/bin/bash", "-c", script]
+        let argv = ["/usr/bin/unshare", "-u"] + (ownPIDs ? ["-p", "-f"] : []) + ["/bin/bash", "-c", script]
         var cArguments = argv.map { strdup($0) } + [nil]
         var cEnvironment = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in cArguments + cEnvironment { free(pointer) } }
@@ -258,11 +275,11 @@ final class Machine: @unchecked Sendable {
     }
 
     /// One HTTP/1.1 exchange on loopback, the connection closed after it: status and body.
-    static func exchange(port: Int, head: String, body: [UInt8] = []) -> (status: Int, body: String)? {
+    static func exchange(port: Int, head: String, body: [UInt8] = [], timeout seconds: Int = 60) -> (status: Int, body: String)? {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(socket) }
-        // A server that stops answering fails the exchange after a minute instead of hanging the test.
-        var timeout = timeval(tv_sec: 60, tv_usec: 0)
+        // A server that stops answering fails the exchange after a minute (or `seconds`) instead of hanging the test.
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()

@@ -17,7 +17,7 @@ struct PostgresPhotoQueueTests {
         let files = (0..<5).map { "token\($0)/photo\($0).jpg" }
         try catalog.admitPhotos(files: files, urgent: false)
         var held: [QueuedPhoto] = []
-        for _ in 0..<4 { held.append(try #require(try catalog.claimPhoto(owner: "m1", leaseSeconds: 60))) }
+        for _ in 0..<4 { held.append(try #require(try catalog.claimPhoto(owner: "m1", leaseSeconds: 60, lapsedFor: 0))) }
         #expect(held.map(\.file) == Array(files.prefix(4)), "claimed oldest first")
         let pictures = PostgresCatalogTests.photos(seed: 5, count: 3)
         for (i, photo) in held.prefix(3).enumerated() {
