@@ -6,6 +6,7 @@ import Hummingbird
 import Multipart
 import NIOCore
 import Operations
+import Synchronization
 
 /// `POST /v1/uploads` and `GET /v1/uploads/{id}`: a photo into the spool, and what became of it.
 struct UploadHandler: Sendable {
@@ -40,11 +41,12 @@ struct UploadHandler: Sendable {
         }
         if let jobs = environment.jobs {
             // A job of the shared queue at once, in the urgent lane: a worker on any machine
-            // may take it. The photo is durable in the spool already, so the answer does not
-            // wait for the database: should this fail (an outage that began meanwhile), a
-            // worker's scan or reconciliation queues it.
+            // may take it. The photo is durable in the spool already: should this fail, a
+            // worker's scan (or reconciliation) queues it. The answer waits for it, but not for
+            // long: a database that stops answering just now would otherwise hold the upload
+            // until the statement's deadline, and the photo is safe either way.
             let (environment, handOff) = (environment, environment.handOff)
-            Task {
+            let admission = Task {
                 let spool = environment.spool
                 do {
                     try await environment.blocking {
@@ -59,6 +61,7 @@ struct UploadHandler: Sendable {
                 // Straight to this process's workers, ahead of any backlog: no scan to wait for.
                 handOff?(name)
             }
+            await Self.wait(for: admission, atMost: Self.admissionWaitSeconds)
         } else {
             environment.handOff?(name)
         }
@@ -68,6 +71,24 @@ struct UploadHandler: Sendable {
         let statusURL = UploadID.statusURL(id)
         return JSONBody.response(UploadState(id: id, status: .queued, statusUrl: statusURL), status: .accepted,
                                  headers: [.location: statusURL])
+    }
+
+    /// How long an accepted upload's answer waits for its job to be recorded.
+    static let admissionWaitSeconds = 1.5
+
+    /// Waits until `task` ends or `seconds` pass, whichever comes first; the task goes on.
+    static func wait(for task: Task<Void, Never>, atMost seconds: Double) async {
+        let once = OnceFlag()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Task {
+                await task.value
+                if once.take() { continuation.resume() }
+            }
+            Task {
+                try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                if once.take() { continuation.resume() }
+            }
+        }
     }
 
     /// Publishes an upload in the spool as urgent: marked before it comes into view, so that any
@@ -319,6 +340,18 @@ struct UploadHandler: Sendable {
                 state.camera = picture.camera
             }
             return state
+        }
+    }
+}
+
+/// True for the first caller of `take` only.
+final class OnceFlag: Sendable {
+    private let taken = Mutex(false)
+
+    func take() -> Bool {
+        taken.withLock { value in
+            defer { value = true }
+            return !value
         }
     }
 }

@@ -17,11 +17,14 @@ public final class WorkerPool: Sendable {
                       _ body: @escaping @Sendable (Int) -> Void) {
         for index in 0..<count {
             group.enter()
-            Thread.named("\(name)-\(index)") { [group] in
+            // The priority is lowered before the thread takes its name: whoever sees a worker's
+            // name (top -H, /proc) sees its priority too.
+            Thread.named("\(name)-\(index)", first: {
                 if niceness > 0 {
                     let refusal = darkroom_lower_thread_priority(Int32(niceness))
                     if refusal != 0 { refused(String(cString: strerror(refusal))) }
                 }
+            }) { [group] in
                 body(index)
                 group.leave()
             }.start()
@@ -47,12 +50,13 @@ public final class WorkerPool: Sendable {
 extension Thread {
     /// A thread of Darkroom's, named `name` for Foundation and for the kernel (so `top -H` and
     /// `/proc` tell the workers from the server's threads); keep names within 15 bytes.
-    public static func named(_ name: String, _ body: @escaping @Sendable () -> Void) -> Thread {
-        let thread = Thread {
+    /// `first` runs before the thread takes its name (the kernel's and Foundation's).
+    public static func named(_ name: String, first: (@Sendable () -> Void)? = nil, _ body: @escaping @Sendable () -> Void) -> Thread {
+        Thread {
+            first?()
             darkroom_name_thread(name)
+            Thread.current.name = name
             body()
         }
-        thread.name = name
-        return thread
     }
 }

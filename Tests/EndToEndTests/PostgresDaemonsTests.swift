@@ -77,11 +77,13 @@ struct PostgresDaemonsTests {
     @Test func anImportToAnUnreachableAddressStopsInOneLineAndWritesNoSQLiteFile() throws {
         let space = try Workspace()
         let result = try space.run(["import", space.root], environment: ["DARKROOM_CATALOG_URL": "postgres://u@127.0.0.1:1/none"])
-        #expect(result.status != 0)
-        // One line naming the address and what to check (the usage lines follow, as for any refusal).
-        let first = result.stderr.split(separator: "\n").first ?? ""
-        #expect(first.contains("cannot open the PostgreSQL catalog") && first.contains("postgres://u@127.0.0.1:1/none")
-                && first.contains("check that the server runs"), "\(result.stderr)")
+        // Exit 69 (service unavailable) with one line naming the address, the system's reason
+        // and what to check; no usage text.
+        #expect(result.status == 69)
+        let lines = result.stderr.split(separator: "\n")
+        let first = lines.first ?? ""
+        #expect(lines.count == 1 && first.hasPrefix("darkroom: cannot connect to PostgreSQL at postgres://u@127.0.0.1:1/none")
+                && first.contains("refused") && first.contains("check that the server runs"), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: space.catalogPath))
         #expect(!FileManager.default.fileExists(atPath: space.library), "nothing is placed before the catalog is open")
     }

@@ -1,6 +1,8 @@
 import Foundation
+import Logging
 import PostgresHarness
-import PostgresStore
+import PostgresNIO
+@testable import PostgresStore
 import Testing
 
 /// The blocking pool against a real server: nothing it does waits for ever. A connection the
@@ -17,6 +19,25 @@ struct PoolDeadlineTests {
         }
         // The server closes the sessions right after it answers; give its messages a moment to arrive.
         Thread.sleep(forTimeInterval: 0.3)
+    }
+
+    /// The cause of the freeze the pool once had: the driver never answers a statement written
+    /// to a connection that has already closed (the statement never reaches its handler, so its
+    /// promise is never completed). `WatchedConnection` answers it at once.
+    @Test func aStatementOnAClosedConnectionIsAnsweredAtOnceThoughTheDriverNeverAnswersIt() async throws {
+        let location = try await QueueCluster.freshDatabase()
+        let link = try WatchedConnection.connect(location, deadlines: .standard, settings: [], id: 1, logger: Logger(label: "test"))
+        try link.connection.close().wait()
+        let answer = link.send("SELECT 1", logger: Logger(label: "test"))
+        let started = Date()
+        #expect(throws: PostgresStore.PostgresError.self) { try link.wait(answer, deadline: Date().addingTimeInterval(10)) }
+        #expect(Date().timeIntervalSince(started) < 1, "answered at once, not at the deadline")
+        // What the driver itself did with it, for the record (postgres-nio 1.33: nothing).
+        let driverAnswered = NSLock()
+        nonisolated(unsafe) var completed = false
+        answer.future.whenComplete { _ in driverAnswered.withLock { completed = true } }
+        try await Task.sleep(for: .seconds(1))
+        print("postgres-nio answered a statement on a closed connection within 1 s: \(driverAnswered.withLock { completed })")
     }
 
     @Test func aConnectionTheServerEndedWhileIdleIsReplacedBeforeItIsHandedOut() async throws {
@@ -36,7 +57,7 @@ struct PoolDeadlineTests {
         let pool = try PostgresPool(location: location, maximumConnections: 1)
         defer { pool.close() }
         let started = Date()
-        var thrown: PostgresError?
+        var thrown: PostgresStore.PostgresError?
         do {
             try pool.withSession { session in
                 let pid = try #require(try session.value("SELECT pg_backend_pid()", as: Int32.self))
@@ -44,7 +65,7 @@ struct PoolDeadlineTests {
                 _ = try session.value("SELECT 1", as: Int32.self)
             }
         } catch {
-            thrown = PostgresError(error)
+            thrown = PostgresStore.PostgresError(error)
         }
         #expect(Date().timeIntervalSince(started) < 3)
         guard case .unreachable? = thrown else {
@@ -62,7 +83,7 @@ struct PoolDeadlineTests {
         let pool = try PostgresPool(location: location, maximumConnections: 1, deadlines: deadlines)
         defer { pool.close() }
         let started = Date()
-        #expect(throws: PostgresError.self) {
+        #expect(throws: PostgresStore.PostgresError.self) {
             try pool.withSession { session in try session.execute("SELECT pg_sleep(30)") }
         }
         let waited = Date().timeIntervalSince(started)
@@ -76,7 +97,7 @@ struct PoolDeadlineTests {
         let pool = try PostgresPool(location: location, maximumConnections: 1, deadlines: deadlines)
         defer { pool.close() }
         let started = Date()
-        #expect(throws: PostgresError.self) {
+        #expect(throws: PostgresStore.PostgresError.self) {
             try pool.transaction { session in
                 for _ in 0..<10 { try session.execute("SELECT pg_sleep(0.3)") }
             }
@@ -94,7 +115,7 @@ struct PoolDeadlineTests {
             try pool.withSession { session in try session.execute("SELECT 1") }
             Issue.record("a closed port answered")
         } catch {
-            guard case .unreachable(_, let reason) = PostgresError(error) else {
+            guard case .unreachable(_, let reason) = PostgresStore.PostgresError(error) else {
                 Issue.record("expected unreachable, got \(error)")
                 return
             }
