@@ -38,3 +38,10 @@ extension FailureCategory {
         self = (error as? any CategorizedError)?.category ?? .internal
     }
 }
+
+/// An error that knows whether the same work may succeed when tried again (a full disk, a busy
+/// catalog, a bucket answering 503) or never will (a damaged file, a refused signature).
+public protocol TransientAwareError: CategorizedError {
+    /// True for conditions that may pass.
+    var isTransient: Bool { get }
+}

@@ -28,7 +28,8 @@ struct HealthHandler: Sendable {
         if let outage = environment.jobs?.availability.outage {
             var report = Readiness(catalog: Self.outageSentence(outage), spool: Self.passed)
             report.requestId = requestID
-            environment.logger.warning("not ready", metadata: [
+            // The outage itself is logged once, by the probe that saw it.
+            environment.logger.debug("not ready", metadata: [
                 "request_id": "\(requestID ?? "-")", "check": "catalog", "reason": "\(outage.reason)"])
             return JSONBody.response(report, status: .serviceUnavailable, headers: [.retryAfter: APIError.retryAfterSeconds])
         }

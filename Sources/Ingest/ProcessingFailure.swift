@@ -38,6 +38,8 @@ public struct ProcessingFailure: CategorizedError, CustomStringConvertible, Send
         case let error as CatalogError:
             self.init(reason: error.description, category: error.category, isTransient: error.isTransient)
             if case .unavailable = error { isOutage = true }
+        case let error as any TransientAwareError:
+            self.init(reason: "\(error)", category: error.category, isTransient: error.isTransient)
         default: self.init(reason: "\(error)", category: FailureCategory(of: error), isTransient: false)
         }
     }

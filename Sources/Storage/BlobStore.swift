@@ -1,33 +1,84 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The library as photo processing sees it: originals and variants put and read by content
 /// address (the SHA-256 of the original). The local `Library` is the first implementation; a
 /// shared or object store plugs in here without the worker changing.
+///
+/// Every store keeps the same relative paths (`originals/ab/cd/<sha256>.<ext>`,
+/// `variants/<name>/ab/cd/<sha256>.<ext>`), so a catalog's paths mean the same on any of them.
+/// Errors carry their category and whether trying again may help (`TransientAwareError`).
 public protocol BlobStore: Sendable {
+    /// Where the store is, for logs and `status` (a directory, or `s3://bucket/prefix`).
+    var location: String { get }
     /// Puts an original durably; returns its relative path. With `source`, the store may
     /// hard-link that file instead of writing `bytes` again.
-    func putOriginal(_ bytes: [UInt8], sha256: String, extension ext: String, linkingFrom source: String?) throws(FileSystemError) -> String
+    func putOriginal(_ bytes: [UInt8], sha256: String, extension ext: String, linkingFrom source: String?) throws -> String
     /// Puts a photo's variants durably, together; returns their relative paths, in order.
-    func putVariants(_ variants: [(name: String, extension: String, bytes: [UInt8])], sha256: String) throws(FileSystemError) -> [String]
+    func putVariants(_ variants: [(name: String, extension: String, bytes: [UInt8])], sha256: String) throws -> [String]
     /// The bytes stored at a relative path.
-    func get(_ relative: String) throws(FileSystemError) -> [UInt8]
+    func get(_ relative: String) throws -> [UInt8]
+    /// The size of what is stored at a relative path; nil when nothing is.
+    func size(of relative: String) throws -> Int64?
+    /// Every stored path under a relative prefix (`originals/`, `variants/`), with its size, in
+    /// no set order; temporaries are not listed.
+    func list(prefix: String) throws -> [StoredBlob]
+    /// Removes what is stored at a relative path; nothing when there is nothing.
+    func remove(_ relative: String) throws
     /// Removes temporaries left by writers that died; how many.
     func sweepTemporaries(olderThan seconds: Double, now: Date) -> Int
 }
 
+/// One stored original or variant: its relative path and size.
+public struct StoredBlob: Sendable, Hashable {
+    public var path: String
+    public var size: Int64
+
+    public init(path: String, size: Int64) {
+        self.path = path
+        self.size = size
+    }
+}
+
 extension Library: BlobStore {
-    public func putOriginal(_ bytes: [UInt8], sha256: String, extension ext: String, linkingFrom source: String?) throws(FileSystemError) -> String {
+    public var location: String { root }
+
+    public func putOriginal(_ bytes: [UInt8], sha256: String, extension ext: String, linkingFrom source: String?) throws -> String {
         guard let source else { return try storeOriginal(bytes, sha256: sha256, extension: ext) }
         return try linkOriginal(from: source, bytes: bytes, sha256: sha256, extension: ext)
     }
 
-    public func putVariants(_ variants: [(name: String, extension: String, bytes: [UInt8])], sha256: String) throws(FileSystemError) -> [String] {
+    public func putVariants(_ variants: [(name: String, extension: String, bytes: [UInt8])], sha256: String) throws -> [String] {
         let paths = variants.map { Self.variantPath(sha256: sha256, variant: $0.name, extension: $0.extension) }
         try store(zip(variants, paths).map { (bytes: $0.bytes, relative: $1) })
         return paths
     }
 
-    public func get(_ relative: String) throws(FileSystemError) -> [UInt8] {
+    public func get(_ relative: String) throws -> [UInt8] {
         try FileSystem.read(absolute(relative))
+    }
+
+    public func size(of relative: String) throws -> Int64? {
+        guard let entry = FileSystem.entryStatus(absolute(relative)), entry.kind == .regular else { return nil }
+        return entry.size
+    }
+
+    public func list(prefix: String) throws -> [StoredBlob] {
+        let base = absolute(prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix)
+        guard let walker = FileManager.default.enumerator(atPath: base) else { return [] }
+        var found: [StoredBlob] = []
+        let start = prefix.hasSuffix("/") || prefix.isEmpty ? prefix : prefix + "/"
+        while let relative = walker.nextObject() as? String {
+            guard !(relative as NSString).lastPathComponent.hasPrefix(FileSystem.temporaryPrefix),
+                  let entry = FileSystem.entryStatus(base + "/" + relative), entry.kind == .regular else { continue }
+            found.append(StoredBlob(path: start + relative, size: entry.size))
+        }
+        return found
+    }
+
+    public func remove(_ relative: String) throws {
+        guard unlink(absolute(relative)) == 0 || errno == ENOENT else { throw FileSystemError.current("remove", absolute(relative)) }
     }
 }

@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// A file-system failure, classified so that the worker knows whether to retry.
-public struct FileSystemError: CategorizedError, CustomStringConvertible, Sendable, Equatable {
+public struct FileSystemError: TransientAwareError, CustomStringConvertible, Sendable, Equatable {
     /// What was being done ("write", "rename", ...).
     public var operation: String
     /// The path it was done to.

@@ -79,7 +79,8 @@ struct Status: ParsableCommand {
         if let queue {
             print("  queued      \(queue.queued)  (jobs of the shared queue, waiting for a worker on any machine)")
             print("  processing  \(queue.held)  (held by a worker under a lease)")
-            for holder in holders ?? [] where holder.holding > 0 || holder.alive {
+            // Every process seen lately that did not stop cleanly, and any that holds photos.
+            for holder in holders ?? [] where holder.holding > 0 || !holder.stopped {
                 let state = holder.alive ? "live" : holder.stopped ? "stopped" : "dead, its leases lapse for others to take"
                 print("    \(holder.name)  \(state), last heartbeat \(Int(holder.lastHeartbeatSecondsAgo.rounded())) s ago, holding \(holder.holding)")
             }

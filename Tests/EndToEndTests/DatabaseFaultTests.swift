@@ -66,6 +66,9 @@ struct DatabaseFaultTests {
         defer { for machine in machines { machine.kill() } }
         for port in ports { #expect(Machine.waitForHTTP(port: port, token: token), "the server on port \(port) answers") }
 
+        // A first scrape, so that the metrics have catalog figures to show when it is out.
+        let metricsHead = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n"
+        #expect(Machine.exchange(port: ports[0], head: metricsHead, timeout: 10)?.body.contains("darkroom_catalog_up 1") == true)
         let traffic = Traffic(space: space, ports: ports, token: token)
         let readiness = ReadinessWatch(ports: ports, token: token)
         traffic.start()
@@ -130,7 +133,16 @@ struct DatabaseFaultTests {
         try exercise("stopped for 20 s", lasting: true, during: {
             Thread.sleep(forTimeInterval: 3)
             stopDuringOutage(machines[1], port: ports[1])
-            Thread.sleep(forTimeInterval: 17)
+            // The metrics answer at once, from what the process knows, the catalog marked down;
+            // `darkroom status` says the database cannot be reached.
+            let asked = Date()
+            let metrics = Machine.exchange(port: ports[0], head: metricsHead, timeout: 5)
+            #expect(metrics?.status == 200 && Date().timeIntervalSince(asked) < 2, "metrics answered at once during the outage")
+            #expect(metrics?.body.contains("darkroom_catalog_up 0") == true && metrics?.body.contains("darkroom_catalog_figures_age_seconds") == true,
+                    "\(metrics?.body.prefix(300) ?? "no answer")")
+            let status = try space.run(["status"], environment: environment)
+            #expect(status.status == 69 && status.stderr.contains("cannot connect to PostgreSQL"), "\(status.stderr)")
+            Thread.sleep(forTimeInterval: max(0, 17 - Date().timeIntervalSince(asked)))
         }, { try primary.stopServer() }, { try primary.startServer() })
         try restart(machines[1], port: ports[1])
         try exercise("kill -9 of the postmaster", lasting: true, during: { Thread.sleep(forTimeInterval: 2) },

@@ -117,6 +117,11 @@ struct MachineIdentityTests {
         print("machine identity: a killed machine's photo was taken over after \(takenOver.map { String(format: "%.1f", $0) } ?? "-") s")
         #expect(takenOver.map { $0 <= 35 } == true, "taken over within 35 s")
         #expect(machines[0].log(0).contains("took over a photo whose holder stopped renewing its lease"), "the takeover is logged")
+        // `status` tells the live holder from the dead one by their heartbeats.
+        let status = try space.run(["status"], environment: environment)
+        let holders = status.stdout.split(separator: "\n").filter { $0.hasPrefix("    k") }
+        #expect(holders.contains { $0.contains("k2.") && $0.contains("dead") } && holders.contains { $0.contains("k1.") && $0.contains("live") },
+                "\(status.stdout)")
 
         // Killed and restarted at once: its new self gives the photo back without waiting.
         for index in 60..<100 { try space.drop(bytes: base + Array("photo-\(index)".utf8), as: "photo-\(index).jpg") }
