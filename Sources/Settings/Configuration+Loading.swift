@@ -89,9 +89,39 @@ struct ConfigurationReader {
             c.scanIntervalSeconds = try double(spool, "scan_interval_seconds", "spool.scan_interval_seconds", min: 0.05) ?? c.scanIntervalSeconds
         }
         if let library = try object(root, "library") {
-            try known(library, "library", ["root", "backup_dir"])
+            for secret in ["access_key_id", "secret_access_key", "session_token", "credentials"] where library[secret] != nil {
+                throw fail("library.\(secret)", "credentials are never read from the file: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
+                           + "(and AWS_SESSION_TOKEN) in the environment")
+            }
+            try known(library, "library", ["root", "backup_dir", "url", "s3", "public_url", "presign_seconds"])
             c.libraryRoot = try string(library, "root", "library.root") ?? c.libraryRoot
             c.backupDir = try string(library, "backup_dir", "library.backup_dir")
+            c.libraryURL = try string(library, "url", "library.url")
+            if let url = c.libraryURL, BucketAddress(url) == nil {
+                throw fail("library.url", "must be s3://BUCKET/PREFIX (a bucket name of 3 to 63 lowercase letters, digits, dots and hyphens), "
+                           + "or null for the directory at library.root (got \(url))")
+            }
+            if let s3 = try object(library, "s3") {
+                for secret in ["access_key_id", "secret_access_key", "session_token"] where s3[secret] != nil {
+                    throw fail("library.s3.\(secret)", "credentials are never read from the file: set AWS_ACCESS_KEY_ID and "
+                               + "AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN) in the environment")
+                }
+                try known(s3, "library.s3", ["endpoint", "region", "path_style"])
+                c.libraryS3.endpoint = try string(s3, "endpoint", "library.s3.endpoint")
+                if let endpoint = c.libraryS3.endpoint, URL(string: endpoint).map({ ["http", "https"].contains($0.scheme ?? "") && $0.host != nil }) != true {
+                    throw fail("library.s3.endpoint", "must be an http:// or https:// URL with a host (got \(endpoint))")
+                }
+                c.libraryS3.region = try string(s3, "region", "library.s3.region")
+                c.libraryS3.pathStyle = try bool(s3, "path_style", "library.s3.path_style")
+            }
+            c.libraryPublicURL = try string(library, "public_url", "library.public_url")
+            if let publicURL = c.libraryPublicURL, URL(string: publicURL).map({ ["http", "https"].contains($0.scheme ?? "") && $0.host != nil }) != true {
+                throw fail("library.public_url", "must be an http:// or https:// URL with a host (got \(publicURL))")
+            }
+            c.libraryPresignSeconds = try double(library, "presign_seconds", "library.presign_seconds", min: 1)
+            if let seconds = c.libraryPresignSeconds, seconds > 604_800 {
+                throw fail("library.presign_seconds", "must be at most 604800 (seven days, S3's limit) (got \(seconds))")
+            }
         }
         if let catalog = try object(root, "catalog") {
             try known(catalog, "catalog", ["path", "url", "connect_timeout_seconds", "statement_timeout_seconds", "transaction_timeout_seconds"])

@@ -37,6 +37,17 @@ public struct Configuration: Sendable {
     /// A PostgreSQL catalog (`postgres://user@host:port/db`), shared by workers on several
     /// machines; when set it replaces `catalogPath`. `$DARKROOM_CATALOG_URL` stands in for it.
     public var catalogURL: String? = nil
+    /// The library in an S3-compatible bucket instead of `libraryRoot`: `s3://BUCKET/PREFIX`.
+    public var libraryURL: String? = nil
+    /// The bucket's service: its endpoint (nil: `$AWS_ENDPOINT_URL`, else AWS's), region and addressing.
+    public var libraryS3 = BucketSettings()
+    /// Where clients fetch variants from when a CDN or a public bucket is in front of the
+    /// library: the variant URLs of answers and webhooks point there (nil: served by Darkroom).
+    public var libraryPublicURL: String? = nil
+    /// With the library in a bucket and no public URL, variant URLs are presigned GETs valid this
+    /// long (seconds) instead of Darkroom's own media route (nil: the media route).
+    public var libraryPresignSeconds: Double? = nil
+
     /// Seconds a PostgreSQL catalog may take to accept a connection (handshake included).
     public var catalogConnectTimeoutSeconds: Double = 5
     /// Seconds one PostgreSQL statement may take before its connection is given up as lost.
@@ -110,4 +121,60 @@ public struct ConfigurationError: Error, CustomStringConvertible, Sendable, Equa
     public var description: String {
         key.isEmpty ? "\(file): \(problem)" : "\(file): \(key): \(problem)"
     }
+}
+
+/// How to reach the bucket of `library.url`. Credentials never come from the file: only from the
+/// environment the AWS tools use (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`).
+public struct BucketSettings: Sendable, Equatable {
+    /// The service's URL (`https://s3.eu-west-1.amazonaws.com`, `http://127.0.0.1:7480`); nil:
+    /// `$AWS_ENDPOINT_URL`, else AWS's endpoint of the region.
+    public var endpoint: String? = nil
+    /// The region signed for; nil: `$AWS_REGION`, else `us-east-1`.
+    public var region: String? = nil
+    /// Path-style addressing (`endpoint/BUCKET/KEY`), as most S3-compatible services want;
+    /// false: virtual-hosted (`BUCKET.endpoint/KEY`), as AWS prefers. Nil: path-style when an
+    /// endpoint is given, else virtual-hosted.
+    public var pathStyle: Bool? = nil
+
+    public init() {}
+
+    /// The endpoint in effect.
+    public func effectiveEndpoint(environment: [String: String]) -> String? {
+        endpoint ?? environment["AWS_ENDPOINT_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The region in effect.
+    public func effectiveRegion(environment: [String: String]) -> String {
+        region ?? environment["AWS_REGION"].flatMap { $0.isEmpty ? nil : $0 } ?? "us-east-1"
+    }
+
+    /// The addressing in effect.
+    public func effectivePathStyle(environment: [String: String]) -> Bool {
+        pathStyle ?? (effectiveEndpoint(environment: environment) != nil)
+    }
+}
+
+/// A bucket and a key prefix, from `s3://BUCKET/PREFIX`.
+public struct BucketAddress: Sendable, Equatable, CustomStringConvertible {
+    public var bucket: String
+    /// Empty, or ending with `/`.
+    public var prefix: String
+
+    /// Reads `s3://BUCKET[/PREFIX]`; nil when it is not one (the bucket's name: 3 to 63 lowercase
+    /// letters, digits, dots and hyphens, as S3 names buckets).
+    public init?(_ text: String) {
+        guard text.hasPrefix("s3://") else { return nil }
+        let rest = text.dropFirst("s3://".count)
+        let bucket = String(rest.prefix { $0 != "/" })
+        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789.-")
+        guard (3...63).contains(bucket.count), bucket.allSatisfy(allowed.contains),
+              bucket.first?.isLetter == true || bucket.first?.isNumber == true else { return nil }
+        var prefix = String(rest.dropFirst(bucket.count).drop { $0 == "/" })
+        if !prefix.isEmpty && !prefix.hasSuffix("/") { prefix += "/" }
+        guard !prefix.contains("//") else { return nil }
+        self.bucket = bucket
+        self.prefix = prefix
+    }
+
+    public var description: String { "s3://\(bucket)/\(prefix)" }
 }

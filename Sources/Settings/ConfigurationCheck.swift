@@ -103,6 +103,16 @@ public struct ConfigurationCheck: Sendable {
                                source: inFile ? .file : fromEnvironment ? .environment : .default)
             }
             return Setting(key: key, value: value, source: Self.value(at: key, in: file) != nil ? .file : .default)
+        } + bucketEnvironment(environment)
+    }
+
+    /// What the environment gives the bucket of `library.url`: the AWS tools' variables, the
+    /// credentials masked (they are never read from the file).
+    static func bucketEnvironment(_ environment: [String: String]) -> [Setting] {
+        let masked: Set<String> = ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"]
+        return ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_REGION"].map { variable in
+            guard let value = environment[variable], !value.isEmpty else { return Setting(key: variable, value: "null", source: .default) }
+            return Setting(key: variable, value: masked.contains(variable) ? "\"********\"" : "\"\(value)\"", source: .environment)
         }
     }
 
@@ -138,6 +148,9 @@ extension Configuration {
             ("spool.root", json(spoolRoot)), ("spool.settle_seconds", json(settleSeconds)), ("spool.lease_seconds", json(leaseSeconds)),
             ("spool.scan_interval_seconds", json(scanIntervalSeconds)),
             ("library.root", json(libraryRoot)), ("library.backup_dir", json(backupDir)),
+            ("library.url", json(libraryURL)), ("library.s3.endpoint", json(libraryS3.endpoint)),
+            ("library.s3.region", json(libraryS3.region)), ("library.s3.path_style", json(libraryS3.pathStyle)),
+            ("library.public_url", json(libraryPublicURL)), ("library.presign_seconds", json(libraryPresignSeconds)),
             ("catalog.path", json(catalogPath)), ("catalog.url", json(catalogURL)),
             ("catalog.connect_timeout_seconds", json(catalogConnectTimeoutSeconds)),
             ("catalog.statement_timeout_seconds", json(catalogStatementTimeoutSeconds)),
