@@ -8,7 +8,11 @@ SWIFT ?= swift
 # that conversion with lcms2's own transicc. postgresql: the server the PostgreSQL tests start
 # in a temporary directory of their own (initdb, pg_ctl; its contrib extension `cube` indexes
 # the catalog's places and pictures); the catalog itself needs only a server's address.
-DEBS := pkg-config libjpeg62-turbo-dev libpng-dev libexif-dev libsqlite3-dev libheif-dev libwebp-dev liblcms2-dev liblcms2-utils postgresql
+DEBS := pkg-config libjpeg62-turbo-dev libpng-dev libexif-dev libsqlite3-dev libheif-dev libwebp-dev liblcms2-dev liblcms2-utils postgresql curl libxml2
+# The S3 server the object-storage tests start: Ceph's RADOS Gateway on a one-node cluster in a
+# temporary directory (curl signs the harness's own requests). Without their recommendations,
+# which would bring a manager, a metadata server, FUSE, chrony and dozens of Python packages.
+S3_TEST_DEBS := ceph-mon ceph-osd radosgw
 # Only the benchmark needs these: vipsthumbnail is its point of comparison.
 BENCH_DEBS := libvips-tools libjpeg-turbo-progs
 # Only `make fuzz` needs these.
@@ -34,17 +38,19 @@ MAN_OUT := .build/man
 
 .PHONY: deps bench-deps buildinfo build release run test bench fuzz clean install uninstall man
 
-# Installs those of the Debian packages $(1) that are missing ($(2) names the step).
+# Installs those of the Debian packages $(1) that are missing ($(2) names the step; $(3), more
+# options for apt-get install).
 define install_missing
 	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "make $(2): installing$$missing"; \
-	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(3) $$missing >/dev/null; \
 	fi
 endef
 
 deps:
 	$(call install_missing,$(DEBS),deps)
+	$(call install_missing,$(S3_TEST_DEBS),deps,--no-install-recommends)
 
 bench-deps: deps
 	$(call install_missing,$(BENCH_DEBS),bench-deps)

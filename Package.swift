@@ -109,6 +109,16 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // Darkroom's own S3 client (AsyncHTTPClient, SigV4 with swift-crypto): objects put, read,
+        // streamed, listed, presigned; large files in parts; retries and statistics.
+        .target(name: "ObjectStorage", dependencies: [
+            "Failures",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ]),
         // PostgreSQL for the catalog and the queue: `postgres://` addresses, a blocking
         // connection pool for the worker's threads, transactions retried when they lose a race,
         // migrations by name, records to and from rows.
@@ -142,6 +152,9 @@ let package = Package(
         // A throwaway PostgreSQL cluster (initdb in a temporary directory, a free port) for the
         // tests and the benchmark; it stops and is removed when they are done.
         .target(name: "PostgresHarness", dependencies: ["PostgresStore"]),
+        // A real S3 server for the tests and the benchmark: Ceph's RADOS Gateway on a one-node
+        // cluster (one monitor, one OSD in memory) in a temporary directory, on loopback ports.
+        .target(name: "GatewayHarness"),
         // `multipart/form-data` read as it streams in, with limits checked as the bytes arrive.
         .target(name: "Multipart"),
         // The long-running parts of `serve` and `run` as services of swift-service-lifecycle.
@@ -244,6 +257,13 @@ let package = Package(
             "ChildProcesses", "Catalog", "CatalogImports", "PostgresCatalog", "PostgresHarness", "PostgresStore",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
+        ]),
+        .testTarget(name: "ObjectStorageTests", dependencies: [
+            "GatewayHarness", "ObjectStorage", "Failures",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
     ]
 )
