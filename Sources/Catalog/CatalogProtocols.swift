@@ -141,6 +141,9 @@ public protocol PhotoJobQueue: Sendable {
     /// Whether the queue's database answers now, as this process last saw it (probed several
     /// times a second once asked for): what the workers pause on and readiness reports.
     var availability: any CatalogAvailability { get }
+    /// Ends every wait on the database at once: the calls in flight fail as unreachable (a
+    /// process stopping during an outage, which should not wait out their deadlines).
+    func interruptWaits()
 
     /// Records that the process `instance` is alive (its heartbeat), with who it is for people
     /// (`host`, `pid`) and the machine it runs on (`machine`: boot and PID namespace).

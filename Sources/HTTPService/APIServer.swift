@@ -142,7 +142,10 @@ public final class APIServer: Sendable {
         if let worker { services.append(WorkerService(worker: worker, logger: environment.logger)) }
         services.append(application)
         // Last, so told first when a shutdown starts: the service manager learns at once.
-        services.append(StoppingNotice())
+        // A stop during an outage of the database: the statements waiting on it fail now rather
+        // than at their deadlines, so that the requests and photos in hand end at once.
+        let jobs = environment.jobs
+        services.append(StoppingNotice(onStopping: { if let jobs, jobs.availability.outage != nil { jobs.interruptWaits() } }))
         return ServiceGroup(services: services, gracefulShutdownSignals: [], logger: environment.logger)
     }
 

@@ -85,6 +85,9 @@ public final class Worker: Sendable {
     /// Asks a running `run` to stop: photos in hand finish, nothing new is taken.
     public func stop() {
         stopSignal.raise()
+        // During an outage of the database, what waits on it (a commit, a claim, a renewal)
+        // fails now instead of at its deadline: the photos in hand stay the queue's either way.
+        if let jobs, jobs.availability.outage != nil { jobs.interruptWaits() }
     }
 
     /// Runs until stopped (or, with `once`, until `incoming/` is drained). Returns the tally.

@@ -28,6 +28,11 @@ extension PostgresCatalog {
         return monitor
     }
 
+    public func interruptWaits() {
+        pool.dropAll()
+        leasePool.dropAll()
+    }
+
     public func heartbeat(_ instance: InstanceRecord) throws(CatalogError) {
         try leased { session in
             try session.execute("""
