@@ -31,11 +31,11 @@ struct APIDispatcher: Sendable {
         case .updatePlace:
             let id = try Self.id(parameters, of: "place")
             return try await catalog.declarePlace(body: try await environment.collectBody(request), updating: id)
-        case .media:
+        case .media, .mediaHead:
             return try await MediaHandler(environment: environment).file(
                 variant: try parameters.require("variant"), shard1: try parameters.require("shard1"),
                 shard2: try parameters.require("shard2"), file: try parameters.require("file"),
-                ifNoneMatch: request.headers[.ifNoneMatch])
+                ifNoneMatch: request.headers[.ifNoneMatch], range: request.headers[.range], head: route == .mediaHead)
         }
     }
 

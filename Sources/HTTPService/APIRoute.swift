@@ -8,13 +8,14 @@ enum APIRoute: String, CaseIterable, Sendable {
     case picture
     case moment, momentPictures, momentCover, declareMoment, updateMoment
     case placesAround, declarePlace, updatePlace
-    case media
+    case media, mediaHead
 
     /// The HTTP method.
     var method: HTTPRequest.Method {
         switch self {
         case .upload, .declareMoment, .declarePlace: .post
         case .momentCover, .updateMoment, .updatePlace: .put
+        case .mediaHead: .head
         default: .get
         }
     }
@@ -38,7 +39,7 @@ enum APIRoute: String, CaseIterable, Sendable {
         case .declarePlace: "/v1/places"
         // The library's own layout (`Library.variantPath`), one parameter per level, so that no
         // path of any other shape reaches the media handler.
-        case .media: "/v1/media/variants/{variant}/{shard1}/{shard2}/{file}"
+        case .media, .mediaHead: "/v1/media/variants/{variant}/{shard1}/{shard2}/{file}"
         }
     }
 

@@ -70,25 +70,28 @@ public final class APIServer: Sendable {
     /// Serves a catalog already open, SQLite or PostgreSQL. With `jobs` (a catalog several
     /// machines share), an accepted upload becomes a job of that queue at once, and the
     /// workers claim from it.
+    /// `library`: where originals and variants are (a bucket); nil: the directory at `library.root`.
     public init(configuration: Configuration, catalog: any CatalogStore, jobs: (any PhotoJobQueue)?, runWorkers: Bool,
+                library: (any BlobStore)? = nil,
                 logger: Logger, environment variables: [String: String] = ProcessInfo.processInfo.environment) throws(ServeError) {
         guard let token = configuration.server.resolvedToken(environment: variables) else { throw .noToken }
         self.configuration = configuration
         self.token = token
         let spool: Spool
+        let store: any BlobStore
         do {
             spool = try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds)
+            store = try library ?? Library(root: configuration.libraryRoot, backupRoot: configuration.backupDir)
             worker = runWorkers
-                ? Worker(configuration: configuration, spool: spool,
-                         library: try Library(root: configuration.libraryRoot, backupRoot: configuration.backupDir),
-                         catalog: catalog, jobs: jobs, logger: logger)
+                ? Worker(configuration: configuration, spool: spool, library: store, catalog: catalog, jobs: jobs, logger: logger)
                 : nil
         } catch {
             throw .cannotOpen("\(error)")
         }
         var handOff: (@Sendable (String) -> Void)?
         if let inProcess = worker { handOff = { name in inProcess.handOff(name) } }
-        environment = ServiceEnvironment(configuration: configuration, spool: spool, catalog: catalog, jobs: jobs, metrics: ServiceMetrics(),
+        environment = ServiceEnvironment(configuration: configuration, spool: spool, catalog: catalog, jobs: jobs, library: store,
+                                         metrics: ServiceMetrics(),
                                          threadPool: .singleton,
                                          uploadWriters: NIOThreadPool(numberOfThreads: configuration.server.uploadThreads),
                                          logger: logger, redaction: Redaction(configuration: configuration),

@@ -20,7 +20,12 @@ struct MediaHandler: Sendable {
     /// Hexadecimal digits in a SHA-256.
     static let hashDigits = 64
 
-    func file(variant: String, shard1: String, shard2: String, file: String, ifNoneMatch: String?) async throws -> Response {
+    /// The variant file, whole or the byte range asked (`Range: bytes=...`: 206, or 416 past its
+    /// end), 304 when the client's copy is current; with `head`, the same answer without its body.
+    /// Read from the library wherever it is (a directory, or a bucket whose object is fetched
+    /// with the range asked).
+    func file(variant: String, shard1: String, shard2: String, file: String, ifNoneMatch: String?, range rangeHeader: String?,
+              head: Bool = false) async throws -> Response {
         let (sha256, ext) = try Self.parse(file)
         guard environment.configuration.variants.contains(where: { $0.name == variant }) else {
             throw APIError.notFound("no variant named \(variant)")
@@ -29,18 +34,38 @@ struct MediaHandler: Sendable {
         guard relative == ["variants", variant, shard1, shard2, file].joined(separator: "/") else {
             throw APIError.badRequest("\(shard1)/\(shard2) are not the shard folders of \(file)")
         }
-        let root = environment.configuration.libraryRoot
         let etag = "\"\(sha256)-\(variant)\""
-        var headers: HTTPFields = [.eTag: etag, .cacheControl: Self.cacheControl]
+        var headers: HTTPFields = [.eTag: etag, .cacheControl: Self.cacheControl, .acceptRanges: "bytes"]
         let notModified = Self.matches(ifNoneMatch, etag)
-        let components = relative.split(separator: "/").map(String.init)
-        let bytes = try await environment.blocking { () -> Data? in
-            LibraryFile.read(root: root, components: components, contents: !notModified)
+        let range = notModified ? nil : try ByteRange(header: rangeHeader)
+        let library = environment.library
+        let read = try await environment.blocking { () throws -> BlobRead? in
+            // A HEAD or a 304 needs only the size: the first byte stands for the whole.
+            try library.read(relative, range: head || notModified ? 0...0 : range?.bounds)
         }
-        guard let bytes else { throw APIError.notFound("no such media file: \(relative)") }
+        guard let read else { throw APIError.notFound("no such media file: \(relative)") }
         if notModified { return Response(status: .notModified, headers: headers) }
         headers[.contentType] = OutputFormat.allCases.first { $0.fileExtension == ext }?.mimeType ?? OutputFormat.jpeg.mimeType
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+        var status = HTTPResponse.Status.ok
+        var length = read.totalSize
+        if let range {
+            guard let bounds = range.resolved(size: read.totalSize) else {
+                headers[.contentRange] = "bytes */\(read.totalSize)"
+                return Response(status: .rangeNotSatisfiable, headers: headers)
+            }
+            status = .partialContent
+            headers[.contentRange] = "bytes \(bounds.lowerBound)-\(bounds.upperBound)/\(read.totalSize)"
+            length = bounds.upperBound - bounds.lowerBound + 1
+        }
+        headers[.contentLength] = String(length)
+        if head { return Response(status: status, headers: headers) }
+        var bytes = read.bytes
+        // A suffix range (`bytes=-N`) could only be resolved once the size was known: the file
+        // was read whole (variants are small), and its end is what is sent.
+        if let range, range.bounds == nil, let bounds = range.resolved(size: read.totalSize) {
+            bytes = BlobRead.slice(bytes, bounds).bytes
+        }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     /// The hash and extension of a file name `<sha256>.<ext>`; 400 for anything else.
@@ -61,5 +86,44 @@ struct MediaHandler: Sendable {
             let tag = item.trimmingSpaces
             return tag == "*" || tag == etag || (tag.hasPrefix("W/") && tag.dropFirst(2) == etag)
         }
+    }
+}
+
+/// One byte range of a `Range` header (`bytes=FIRST-LAST`, `bytes=FIRST-`, `bytes=-SUFFIX`); a
+/// header of several ranges, or of another unit, is answered whole (RFC 9110 lets a server
+/// ignore it), and a malformed one is refused.
+struct ByteRange: Equatable {
+    var first: Int64?
+    var last: Int64?
+
+    /// Nil when there is no header or it asks for something other than one byte range.
+    init?(header: String?) throws(APIError) {
+        guard let header, header.hasPrefix("bytes="), !header.contains(",") else { return nil }
+        let spec = header.dropFirst("bytes=".count).trimmingSpaces
+        guard let dash = spec.firstIndex(of: "-") else { throw .badRequest("Range \(header) is not bytes=FIRST-LAST") }
+        let firstText = spec[..<dash], lastText = spec[spec.index(after: dash)...]
+        first = firstText.isEmpty ? nil : Int64(firstText)
+        last = lastText.isEmpty ? nil : Int64(lastText)
+        guard (firstText.isEmpty || first != nil), (lastText.isEmpty || last != nil), first != nil || last != nil,
+              (first ?? 0) >= 0, (last ?? 0) >= 0, first.map({ f in last.map { f <= $0 } ?? true }) ?? true else {
+            throw .badRequest("Range \(header) is not bytes=FIRST-LAST with FIRST <= LAST")
+        }
+    }
+
+    /// The bytes to read before the size is known: from FIRST (to LAST, or to the end).
+    var bounds: ClosedRange<Int64>? {
+        guard let first else { return nil }
+        return first...(last ?? Int64.max - 1)
+    }
+
+    /// The bytes served of a file of `size`; nil when none of them is in it (416).
+    func resolved(size: Int64) -> ClosedRange<Int64>? {
+        guard size > 0 else { return nil }
+        if let first {
+            guard first < size else { return nil }
+            return first...min(last ?? size - 1, size - 1)
+        }
+        guard let suffix = last, suffix > 0 else { return nil }
+        return max(0, size - suffix)...(size - 1)
     }
 }

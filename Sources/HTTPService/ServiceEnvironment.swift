@@ -17,6 +17,8 @@ struct ServiceEnvironment: Sendable {
     let catalog: any CatalogStore
     /// The shared job queue of a catalog several machines use; nil: the spool's own claims.
     let jobs: (any PhotoJobQueue)?
+    /// Where originals and variants are: the directory at `library.root`, or a bucket.
+    let library: any BlobStore
     /// The counters of `/metrics`.
     let metrics: ServiceMetrics
     /// Where blocking work runs.
@@ -34,7 +36,9 @@ struct ServiceEnvironment: Sendable {
     var moments: MomentCatalog { MomentCatalog(catalog: catalog) }
 
     /// Where variant files are fetched.
-    var links: MediaLinks { MediaLinks(mediaBaseURL: configuration.server.mediaBaseURL) }
+    var links: MediaLinks {
+        MediaLinks(configuration: configuration, library: library, logger: logger)
+    }
 
     /// The largest body taken (`server.max_upload_bytes`).
     var maxBodyBytes: Int { configuration.server.maxUploadBytes }

@@ -29,6 +29,44 @@ public protocol BlobStore: Sendable {
     func remove(_ relative: String) throws
     /// Removes temporaries left by writers that died; how many.
     func sweepTemporaries(olderThan seconds: Double, now: Date) -> Int
+    /// What a client fetching a file gets: the bytes of `range` (all of them without one) and
+    /// the whole file's size; nil when nothing is stored there. A range past the end is clipped
+    /// to it; one that starts past the end gives no bytes.
+    func read(_ relative: String, range: ClosedRange<Int64>?) throws -> BlobRead?
+    /// A URL that lets anyone holding it GET the file for `seconds`, without credentials; nil
+    /// for a store that cannot make one (a directory).
+    func presignedURL(_ relative: String, seconds: Int) throws -> String?
+}
+
+/// Bytes of a stored file read for a client, and the whole file's size.
+public struct BlobRead: Sendable, Equatable {
+    public var bytes: [UInt8]
+    public var totalSize: Int64
+
+    public init(bytes: [UInt8], totalSize: Int64) {
+        self.bytes = bytes
+        self.totalSize = totalSize
+    }
+}
+
+extension BlobStore {
+    /// The whole file, then the range of it: for stores whose files are small or whole reads cheap.
+    public func read(_ relative: String, range: ClosedRange<Int64>?) throws -> BlobRead? {
+        guard try size(of: relative) != nil else { return nil }
+        return BlobRead.slice(try get(relative), range)
+    }
+
+    public func presignedURL(_ relative: String, seconds: Int) throws -> String? { nil }
+}
+
+extension BlobRead {
+    /// `range` of `bytes` (clipped to their end), with their whole size.
+    public static func slice(_ bytes: [UInt8], _ range: ClosedRange<Int64>?) -> BlobRead {
+        guard let range else { return BlobRead(bytes: bytes, totalSize: Int64(bytes.count)) }
+        let start = Int(min(range.lowerBound, Int64(bytes.count)))
+        let end = Int(min(range.upperBound + 1, Int64(bytes.count)))
+        return BlobRead(bytes: Array(bytes[start..<max(start, end)]), totalSize: Int64(bytes.count))
+    }
 }
 
 /// One stored original or variant: its relative path and size.
@@ -76,6 +114,14 @@ extension Library: BlobStore {
             found.append(StoredBlob(path: start + relative, size: entry.size))
         }
         return found
+    }
+
+    /// Read without following a link at any level (`LibraryFile`): a link planted in the library
+    /// is never served.
+    public func read(_ relative: String, range: ClosedRange<Int64>?) throws -> BlobRead? {
+        let components = relative.split(separator: "/").map(String.init)
+        guard let data = LibraryFile.read(root: root, components: components) else { return nil }
+        return BlobRead.slice([UInt8](data), range)
     }
 
     public func remove(_ relative: String) throws {
