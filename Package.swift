@@ -119,6 +119,9 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
+        // The library of originals and variants in an S3 bucket behind `BlobStore`, and the
+        // store the settings name (`library.url`, else `library.root`).
+        .target(name: "BucketStorage", dependencies: ["Failures", "ObjectStorage", "Settings", "Storage"]),
         // PostgreSQL for the catalog and the queue: `postgres://` addresses, a blocking
         // connection pool for the worker's threads, transactions retried when they lose a race,
         // migrations by name, records to and from rows.
@@ -167,7 +170,7 @@ let package = Package(
         // `darkroom serve`: the backend's upload hook and read API over HTTP.
         .target(name: "HTTPService", dependencies: [
             "BuildInfo", "Catalog", "Failures", "Imaging", "Ingest", "JSONValues", "Moments", "Operations", "PhotoMetadata", "ServiceSettings",
-            "LifecycleServices", "Multipart", "Settings", "Storage", "Terminal", "Webhooks",
+            "LifecycleServices", "Multipart", "Settings", "Storage", "Terminal", "Webhooks", "BucketStorage", "ObjectStorage",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
@@ -179,6 +182,7 @@ let package = Package(
         .executableTarget(name: "darkroom", dependencies: [
             "BuildInfo", "Catalog", "CatalogCopy", "CatalogImports", "HTTPService", "Imaging", "Ingest", "JSONValues", "LibraryImport", "Moments", "Operations",
             "PhotoMetadata", "PostgresCatalog", "PostgresStore", "ServiceSettings", "Settings", "Storage", "Terminal", "Webhooks",
+            "BucketStorage",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -254,12 +258,12 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
-            "ChildProcesses", "Catalog", "CatalogImports", "PostgresCatalog", "PostgresHarness", "PostgresStore",
+            "ChildProcesses", "Catalog", "CatalogImports", "GatewayHarness", "PostgresCatalog", "PostgresHarness", "PostgresStore",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         .testTarget(name: "ObjectStorageTests", dependencies: [
-            "GatewayHarness", "ObjectStorage", "Failures",
+            "GatewayHarness", "ObjectStorage", "Failures", "BucketStorage", "Storage", "Settings",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),

@@ -141,6 +141,10 @@ public protocol PhotoJobQueue: Sendable {
     /// Whether the queue's database answers now, as this process last saw it (probed several
     /// times a second once asked for): what the workers pause on and readiness reports.
     var availability: any CatalogAvailability { get }
+    /// Gives a held photo back to the queue after a transient failure that outlasted its tries
+    /// (the library's bucket does not answer): claimable again after `retryAfter` seconds, its
+    /// reason kept; false when it is no longer `photo`'s holder's.
+    func release(_ photo: QueuedPhoto, retryAfter: Double, reason: String) throws(CatalogError) -> Bool
     /// Ends every wait on the database at once: the calls in flight fail as unreachable (a
     /// process stopping during an outage, which should not wait out their deadlines).
     func interruptWaits()

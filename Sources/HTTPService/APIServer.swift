@@ -71,8 +71,10 @@ public final class APIServer: Sendable {
     /// machines share), an accepted upload becomes a job of that queue at once, and the
     /// workers claim from it.
     /// `library`: where originals and variants are (a bucket); nil: the directory at `library.root`.
+    /// `staging`: where queued photos wait for any machine when no directory is shared (a
+    /// bucket's staging area, with `library` in that bucket).
     public init(configuration: Configuration, catalog: any CatalogStore, jobs: (any PhotoJobQueue)?, runWorkers: Bool,
-                library: (any BlobStore)? = nil,
+                library: (any BlobStore)? = nil, staging: (any QueuedStaging)? = nil,
                 logger: Logger, environment variables: [String: String] = ProcessInfo.processInfo.environment) throws(ServeError) {
         guard let token = configuration.server.resolvedToken(environment: variables) else { throw .noToken }
         self.configuration = configuration
@@ -80,7 +82,9 @@ public final class APIServer: Sendable {
         let spool: Spool
         let store: any BlobStore
         do {
-            spool = try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds)
+            var opened = try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds)
+            opened.staging = staging
+            spool = opened
             store = try library ?? Library(root: configuration.libraryRoot, backupRoot: configuration.backupDir)
             worker = runWorkers
                 ? Worker(configuration: configuration, spool: spool, library: store, catalog: catalog, jobs: jobs, logger: logger)
@@ -88,6 +92,8 @@ public final class APIServer: Sendable {
         } catch {
             throw .cannotOpen("\(error)")
         }
+        // The database's probe starts now, not at the first request that asks.
+        _ = jobs?.availability
         var handOff: (@Sendable (String) -> Void)?
         if let inProcess = worker { handOff = { name in inProcess.handOff(name) } }
         environment = ServiceEnvironment(configuration: configuration, spool: spool, catalog: catalog, jobs: jobs, library: store,

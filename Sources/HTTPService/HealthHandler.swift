@@ -1,6 +1,8 @@
+import BucketStorage
 import Catalog
 import Foundation
 import Hummingbird
+import Synchronization
 
 /// `GET /healthz` (the process answers), `GET /healthz/ready` (it can take uploads: the catalog
 /// answers and the spool is writable) and `GET /metrics` (Prometheus text).
@@ -48,9 +50,36 @@ struct HealthHandler: Sendable {
             return Readiness(catalog: shared ? Self.passed : check("catalog") { try environment.catalog.checkReachable() },
                              spool: check("spool") { try environment.spool.checkWritable() })
         }
+        report.library = await libraryReadiness(requestID: requestID)
         if !report.ready { report.requestId = requestID }
         return JSONBody.response(report, status: report.ready ? .ok : .serviceUnavailable)
     }
+
+    /// Whether the library answers (a bucket: one listing of its prefix), within a second: a
+    /// bucket that does not answer makes the server not ready, never a readiness that hangs.
+    func libraryReadiness(requestID: String?) async -> String {
+        let environment = environment
+        let result = Mutex<String?>(nil)
+        let asked = Task {
+            let said: String
+            do {
+                try await environment.blocking { try LibraryStores.checkReachable(environment.library) }
+                said = Self.passed
+            } catch {
+                environment.logger.warning("not ready", metadata: [
+                    "request_id": "\(requestID ?? "-")", "check": "library", "reason": "\(error)"])
+                said = environment.redaction.scrub("the library at \(environment.library.location) cannot be reached: \(error)")
+            }
+            result.withLock { $0 = said }
+        }
+        guard await ServiceEnvironment.wait(for: asked, atMost: Self.libraryCheckSeconds), let said = result.withLock({ $0 }) else {
+            return "the library at \(environment.library.location) did not answer within \(Int(Self.libraryCheckSeconds)) s"
+        }
+        return said
+    }
+
+    /// How long readiness waits for the library.
+    static let libraryCheckSeconds = 1.0
 
     /// What readiness says of a database outage: which database, since when.
     static func outageSentence(_ outage: CatalogOutage) -> String {
@@ -62,7 +91,8 @@ struct HealthHandler: Sendable {
         let environment = environment
         let reachable = environment.jobs?.availability.outage == nil
         let text = try await environment.blocking {
-            environment.metrics.render(catalog: environment.catalog, spool: environment.spool, catalogReachable: reachable)
+            environment.metrics.render(catalog: environment.catalog, spool: environment.spool, catalogReachable: reachable,
+                                       library: environment.library)
         }
         return Response(status: .ok, headers: [.contentType: Self.metricsContentType],
                         body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
@@ -74,6 +104,10 @@ struct Readiness: Encodable, Sendable {
     var ready: Bool
     var catalog: String
     var spool: String
+    /// The library: a directory that can be written, or a bucket that answers.
+    var library: String = HealthHandler.passed {
+        didSet { judge() }
+    }
     /// One line on what is wrong, when something is.
     var error: String?
     /// The request's id, when something is wrong: the log has the detail under it.
@@ -82,7 +116,12 @@ struct Readiness: Encodable, Sendable {
     init(catalog: String, spool: String) {
         self.catalog = catalog
         self.spool = spool
-        let problems = [("catalog", catalog), ("spool", spool)].filter { $0.1 != HealthHandler.passed }
+        ready = false
+        judge()
+    }
+
+    private mutating func judge() {
+        let problems = [("catalog", catalog), ("spool", spool), ("library", library)].filter { $0.1 != HealthHandler.passed }
         ready = problems.isEmpty
         error = problems.isEmpty ? nil : problems.map { "\($0.0): \($0.1)" }.joined(separator: "; ")
     }

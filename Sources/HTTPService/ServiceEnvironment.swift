@@ -5,6 +5,7 @@ import NIOPosix
 import Operations
 import Settings
 import Storage
+import Synchronization
 
 /// What the handlers share: the spool, catalog and library of the configuration, the media
 /// links, the metrics, and the thread pool that blocking work runs on.
@@ -72,5 +73,35 @@ struct ServiceEnvironment: Sendable {
             bytes.append(contentsOf: buffer.readableBytesView)
         }
         return bytes
+    }
+}
+
+extension ServiceEnvironment {
+    /// Waits until `task` ends or `seconds` pass, whichever comes first (the task goes on);
+    /// true when it ended.
+    static func wait(for task: Task<Void, Never>, atMost seconds: Double) async -> Bool {
+        let once = OnceFlag()
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            Task {
+                await task.value
+                if once.take() { continuation.resume(returning: true) }
+            }
+            Task {
+                try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                if once.take() { continuation.resume(returning: false) }
+            }
+        }
+    }
+}
+
+/// True for the first caller of `take` only.
+final class OnceFlag: Sendable {
+    private let taken = Mutex(false)
+
+    func take() -> Bool {
+        taken.withLock { value in
+            defer { value = true }
+            return !value
+        }
     }
 }

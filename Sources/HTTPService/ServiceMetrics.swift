@@ -1,3 +1,4 @@
+import BucketStorage
 import BuildInfo
 import Catalog
 import Failures
@@ -5,6 +6,7 @@ import Foundation
 import Synchronization
 import Webhooks
 import Ingest
+import ObjectStorage
 import Storage
 
 /// The metrics of `darkroom serve` in the Prometheus text format: what this process
@@ -58,7 +60,8 @@ public final class ServiceMetrics: Sendable {
     /// The Prometheus text exposition (version 0.0.4): these counters plus figures read from the catalog and spool.
     /// With `catalogReachable` false (a database outage the process already knows of), the
     /// catalog is not asked: its last figures are shown, with their age, so a scrape never waits.
-    public func render(catalog: any CatalogStore, spool: Spool, catalogReachable: Bool = true) -> String {
+    /// With the library in a bucket, the requests this process made of it are counted too.
+    public func render(catalog: any CatalogStore, spool: Spool, catalogReachable: Bool = true, library: (any BlobStore)? = nil) -> String {
         let snapshot = state.withLock { $0 }
         var out = Exposition()
         out.family("darkroom_build_info", .gauge, "The running build: its version and source commit, as `darkroom version` prints them.")
@@ -84,7 +87,29 @@ public final class ServiceMetrics: Sendable {
         out.sample("darkroom_upload_bytes_total", [:], Double(snapshot.uploadBytes))
         out.family("darkroom_upload_accept_duration_seconds", .histogram, "Time to accept an upload into the spool.")
         out.histogram("darkroom_upload_accept_duration_seconds", [:], snapshot.uploadDurations.rendered)
+        if let bucket = library as? BucketLibrary { Self.renderStore(bucket.statistics.snapshot(), into: &out) }
         return out.text
+    }
+
+    /// The requests this process made of the library's bucket: by operation and outcome, their
+    /// time, the bytes each way and the retries.
+    static func renderStore(_ store: ObjectStorageStatistics.Snapshot, into out: inout Exposition) {
+        out.family("darkroom_store_requests_total", .counter, "Requests this process sent to the library's bucket, by operation and outcome (retries included).")
+        for operation in store.requests.keys.sorted() {
+            for outcome in ObjectStorageStatistics.Outcome.allCases {
+                out.sample("darkroom_store_requests_total", ["operation": operation.rawValue, "outcome": outcome.rawValue],
+                           Double(store.count(operation, outcome)))
+            }
+        }
+        out.family("darkroom_store_request_seconds_total", .counter, "Seconds this process's requests to the bucket took, by operation.")
+        for operation in store.durationSeconds.keys.sorted() {
+            out.sample("darkroom_store_request_seconds_total", ["operation": operation.rawValue], store.durationSeconds[operation] ?? 0)
+        }
+        out.family("darkroom_store_bytes_total", .counter, "Bytes this process sent to and received from the bucket.")
+        out.sample("darkroom_store_bytes_total", ["direction": "sent"], Double(store.bytesSent))
+        out.sample("darkroom_store_bytes_total", ["direction": "received"], Double(store.bytesReceived))
+        out.family("darkroom_store_retries_total", .counter, "Requests to the bucket sent again after a transient failure.")
+        out.sample("darkroom_store_retries_total", [:], Double(store.retries))
     }
 
     /// The figures read from the catalog; when it cannot be read, `darkroom_catalog_up 0` and the

@@ -6,7 +6,6 @@ import Hummingbird
 import Multipart
 import NIOCore
 import Operations
-import Synchronization
 
 /// `POST /v1/uploads` and `GET /v1/uploads/{id}`: a photo into the spool, and what became of it.
 struct UploadHandler: Sendable {
@@ -21,9 +20,11 @@ struct UploadHandler: Sendable {
     /// the photo is durable: processing happens in the workers.
     func accept(_ request: Request) async throws -> Response {
         let started = ContinuousClock.now
-        if let outage = environment.jobs?.availability.outage {
-            // Refused before a byte of the body is read: nothing of it is kept, and the client
-            // knows at once to send it again (`Retry-After`), here or to another machine.
+        let outage = environment.jobs?.availability.outage
+        if let outage, environment.spool.staging != nil {
+            // With no shared directory, a photo is accepted only once its job is recorded: during
+            // an outage of the database it is refused before a byte of its body is read, and the
+            // client knows at once to send it again (`Retry-After`), here or to another machine.
             throw APIError.unavailable("the catalog's database cannot be reached (for \(Int(Date().timeIntervalSince(outage.since).rounded())) s); "
                                        + "send the photo again in a few seconds")
         }
@@ -39,7 +40,36 @@ struct UploadHandler: Sendable {
         } else {
             try await acceptStreamed(request, id: id)
         }
-        if let jobs = environment.jobs {
+        if let jobs = environment.jobs, environment.spool.staging != nil {
+            // No directory shared with the other machines: 202 only once the photo is in the
+            // bucket's staging area and its job recorded; else 503, and nothing of it is kept.
+            let spool = environment.spool
+            do {
+                try await environment.blocking {
+                    guard let file = try spool.admit(name) else { return }
+                    spool.clearUrgent(name)
+                    do {
+                        try spool.publishQueued(file)
+                        try jobs.admitPhotos(files: [file], urgent: true)
+                    } catch {
+                        try? spool.staging?.discard(file, failure: nil)
+                        spool.consumeQueued(file)
+                        throw error
+                    }
+                }
+            } catch {
+                environment.logger.warning("upload not staged; refused for now", metadata: [
+                    "upload": "\(id)", "file": "\(name)", "reason": "\(error)"])
+                throw APIError.unavailable("the photo could not be stored where every machine finds it (the bucket or the database "
+                                           + "does not answer); send it again in a few seconds")
+            }
+            environment.handOff?(name)
+        } else if environment.jobs != nil, outage != nil {
+            // The database is out: the photo waits in incoming/, durable, and a worker's scan
+            // records its job once the database is back.
+            environment.logger.info("upload accepted during an outage of the database; queued when it is back",
+                                    metadata: ["upload": "\(id)", "file": "\(name)"])
+        } else if let jobs = environment.jobs {
             // A job of the shared queue at once, in the urgent lane: a worker on any machine
             // may take it. The photo is durable in the spool already: should this fail, a
             // worker's scan (or reconciliation) queues it. The answer waits for it, but not for
@@ -61,7 +91,7 @@ struct UploadHandler: Sendable {
                 // Straight to this process's workers, ahead of any backlog: no scan to wait for.
                 handOff?(name)
             }
-            await Self.wait(for: admission, atMost: Self.admissionWaitSeconds)
+            _ = await ServiceEnvironment.wait(for: admission, atMost: Self.admissionWaitSeconds)
         } else {
             environment.handOff?(name)
         }
@@ -75,21 +105,6 @@ struct UploadHandler: Sendable {
 
     /// How long an accepted upload's answer waits for its job to be recorded.
     static let admissionWaitSeconds = 1.5
-
-    /// Waits until `task` ends or `seconds` pass, whichever comes first; the task goes on.
-    static func wait(for task: Task<Void, Never>, atMost seconds: Double) async {
-        let once = OnceFlag()
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            Task {
-                await task.value
-                if once.take() { continuation.resume() }
-            }
-            Task {
-                try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
-                if once.take() { continuation.resume() }
-            }
-        }
-    }
 
     /// Publishes an upload in the spool as urgent: marked before it comes into view, so that any
     /// worker's scan puts it ahead of the backlog (the mark is removed if publishing fails).
@@ -340,18 +355,6 @@ struct UploadHandler: Sendable {
                 state.camera = picture.camera
             }
             return state
-        }
-    }
-}
-
-/// True for the first caller of `take` only.
-final class OnceFlag: Sendable {
-    private let taken = Mutex(false)
-
-    func take() -> Bool {
-        taken.withLock { value in
-            defer { value = true }
-            return !value
         }
     }
 }

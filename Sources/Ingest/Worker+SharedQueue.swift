@@ -130,13 +130,23 @@ extension Worker {
                 record()
                 batchIsUrgent = isUrgent
             }
+            let file: String
             do {
-                guard let file = try spool.admit(name) else { continue }
+                guard let admitted = try spool.admit(name) else { continue }
+                file = admitted
                 spool.clearUrgent(name)
-                batch.append(file)
             } catch {
                 // The photo stays in `incoming/` for the next scan.
                 logger.error("cannot queue photo", metadata: ["file": "\(name)", "reason": "\(error)"])
+                continue
+            }
+            do {
+                // Without a shared directory, the photo is published for any machine before its job exists.
+                try spool.publishQueued(file)
+                batch.append(file)
+            } catch {
+                // Kept in this machine's queued/ without a job: the reconciliation publishes it and records its job.
+                logger.warning("cannot stage a photo in the bucket yet", metadata: ["file": "\(name)", "reason": "\(error)"])
             }
         }
         record()
@@ -195,6 +205,9 @@ extension Worker {
     /// taken over: more than the probes of two machines can differ in seeing the database back.
     static let postOutageGraceSeconds = 5.0
 
+    /// The longest a photo given back for its storage's outage waits before its next claim.
+    static let longestRelease = 60.0
+
     /// How often an idle thread asks the queue for a job admitted on another machine.
     static let claimPollSeconds = 0.25
 
@@ -227,6 +240,16 @@ extension Worker {
     /// handed over is processed as that import would, from its ticket.
     private func handleQueued(_ photo: QueuedPhoto, _ jobs: any PhotoJobQueue) -> RunTally.Result {
         let started = Date()
+        do {
+            // Admitted on another machine, without a shared directory: fetched from the staging area.
+            _ = try spool.fetchQueued(photo.file)
+        } catch {
+            // The bucket does not answer now: the job stays this worker's until its lease
+            // lapses, then any machine's worker tries it again.
+            logger.warning("cannot fetch a queued photo from the staging area; it is tried again",
+                           metadata: ["file": "\(photo.sourceName)", "reason": "\(error)"])
+            return .lost
+        }
         var claim = spool.queuedClaim(photo.file, sourceName: photo.sourceName, worker: identity.name, recoveries: photo.attempts - 1)
         let catalog = jobs.completing(photo)
         guard FileSystem.entryStatus(claim.path) != nil else {
@@ -247,6 +270,20 @@ extension Worker {
         let processor = PhotoProcessor(configuration: configuration, library: library, catalog: catalog, budget: processor.budget)
         let input = ticket?.input(path: claim.path, worker: identity.name)
         switch tries(claim, with: processor, failWhenStopped: false, started: started, input: input) {
+        case .failed(let failure, let attempts) where failure.isTransient && failure.category == .storage:
+            // The library's storage does not answer (a bucket down, a full disk): the photo goes
+            // back to the queue for any machine to try again later, as often as it takes, never
+            // to failed/ for an outage.
+            let delay = min(Self.longestRelease, configuration.retryBaseSeconds * pow(2, Double(attempts)))
+            do {
+                _ = try jobs.release(photo, retryAfter: delay, reason: failure.reason)
+                logger.warning("storage did not answer; the photo goes back to the queue", metadata: [
+                    "file": "\(claim.sourceName)", "retry_in_s": "\(String(format: "%.1f", delay))", "reason": "\(failure.reason)"])
+            } catch {
+                logger.warning("cannot give a photo back to the queue; its lease lapses instead", metadata: [
+                    "file": "\(claim.sourceName)", "reason": "\(error)"])
+            }
+            return .lost
         case .failed(let failure, let attempts):
             return failQueued(claim, photo, catalog, failure, attempts: attempts, started: started, ticket: ticket)
         case .stopped:
@@ -320,6 +357,7 @@ extension Worker {
     /// gets its job, unless its commit is in `jobs` (its queue job was removed since), when it
     /// goes; a file whose job is done is removed; one whose job failed goes to `failed/`.
     func reconcileQueued(_ jobs: any PhotoJobQueue) {
+        reconcileStaged(jobs)
         let files = spool.queuedFiles(quietFor: configuration.leaseSeconds)
         guard !files.isEmpty else { return }
         let states: [String: QueuedPhotoState]
@@ -340,7 +378,7 @@ extension Worker {
                     logger.info("removed a committed photo left in queued/", metadata: ["file": "\(name)"])
                     continue
                 }
-                guard (try? jobs.admitPhotos(files: [file], urgent: false)) != nil else { continue }
+                guard (try? spool.publishQueued(file)) != nil, (try? jobs.admitPhotos(files: [file], urgent: false)) != nil else { continue }
                 logger.notice("queued a photo whose job was never recorded", metadata: ["file": "\(name)"])
             case .done?:
                 spool.consumeQueued(file)
@@ -359,6 +397,45 @@ extension Worker {
                 logger.notice("moved a failed photo left in queued/ to failed/", metadata: ["file": "\(name)"])
             case .waiting?:
                 continue
+            }
+        }
+    }
+}
+
+extension Worker {
+    /// Mends what a process killed between two steps left in the staging area (files quiet for a
+    /// lease): a staged photo with no job gets its job; one whose job is done is removed; one
+    /// whose job failed moves to the failed area with its reason.
+    func reconcileStaged(_ jobs: any PhotoJobQueue) {
+        guard let staging = spool.staging else { return }
+        let files: [String]
+        let states: [String: QueuedPhotoState]
+        do {
+            files = try staging.staged(quietFor: configuration.leaseSeconds)
+            guard !files.isEmpty else { return }
+            states = try jobs.photoStates(files: files)
+        } catch {
+            logger.warning("cannot reconcile the staging area", metadata: ["staging": "\(staging.location)", "reason": "\(error)"])
+            return
+        }
+        for file in files {
+            let name = QueuedPhoto.sourceName(ofFile: file)
+            do {
+                switch states[file] {
+                case nil:
+                    try jobs.admitPhotos(files: [file], urgent: false)
+                    logger.notice("queued a staged photo whose job was never recorded", metadata: ["file": "\(name)"])
+                case .done?:
+                    try staging.discard(file, failure: nil)
+                    logger.info("removed a committed photo left in the staging area", metadata: ["file": "\(name)"])
+                case .failed(let reason)?:
+                    try staging.discard(file, failure: Array((reason ?? "failed").utf8))
+                    logger.notice("moved a failed photo left in the staging area to its failed area", metadata: ["file": "\(name)"])
+                case .waiting?:
+                    continue
+                }
+            } catch {
+                logger.warning("cannot reconcile a staged photo", metadata: ["file": "\(name)", "reason": "\(error)"])
             }
         }
     }

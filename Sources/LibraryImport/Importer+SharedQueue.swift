@@ -7,15 +7,18 @@ import Logging
 import PhotoMetadata
 import Storage
 
-/// Where an import hands its photos when the catalog is in PostgreSQL: the spool on the storage
-/// every machine reaches, and the catalog's shared job queue.
+/// Where an import hands its photos when the catalog is in PostgreSQL: the spool (on storage
+/// every machine reaches, or this machine's with a bucket's staging area), the catalog's shared
+/// job queue, and the library its worker writes to when that is not the local directory (a bucket).
 public struct ImportSharedQueue: Sendable {
     public let spool: Spool
     public let jobs: any PhotoJobQueue
+    public let library: (any BlobStore)?
 
-    public init(spool: Spool, jobs: any PhotoJobQueue) {
+    public init(spool: Spool, jobs: any PhotoJobQueue, library: (any BlobStore)? = nil) {
         self.spool = spool
         self.jobs = jobs
+        self.library = library
     }
 }
 
@@ -36,7 +39,7 @@ extension Importer {
         var workerLogger = logger
         if !options.verbose { workerLogger.logLevel = max(logger.logLevel, .notice) }
         // This machine's worker: it claims photos from the queue, this import's or any other's.
-        let worker = Worker(configuration: configuration, spool: shared.spool, library: services.library,
+        let worker = Worker(configuration: configuration, spool: shared.spool, library: shared.library ?? services.library,
                             catalog: services.catalog, jobs: shared.jobs, logger: workerLogger)
         let working = WorkerPool()
         working.startOne("import-worker") { [options] in
@@ -104,6 +107,8 @@ extension Importer {
         }
         guard handed.add(file, HandedOver.Entry(item: item, sidecars: sidecars.used, started: started)) else { return }
         do {
+            // Without a shared directory, staged in the bucket for any machine before its job exists.
+            try shared.spool.publishQueued(file)
             try shared.jobs.admitPhotos(files: [file], urgent: false)
         } catch {
             // The photo is in `queued/` without its job: the outcome collector records it again.
@@ -142,7 +147,8 @@ extension Importer {
                 failedInQueue(entry, queueReason: reason, ledger, progress, importId: importId)
             }
         }
-        if !unrecorded.isEmpty { try? shared.jobs.admitPhotos(files: unrecorded, urgent: false) }
+        let published = unrecorded.filter { (try? shared.spool.publishQueued($0)) != nil }
+        if !published.isEmpty { try? shared.jobs.admitPhotos(files: published, urgent: false) }
     }
 
     /// A photo whose job is done: its commit (a picture, or a duplicate of one) into the journal.

@@ -46,6 +46,17 @@ extension PostgresCatalog: PhotoJobQueue {
         return try leased { session in try !session.rows(query).isEmpty }
     }
 
+    /// The claim it was held under is not counted: a release is no death of its worker.
+    public func release(_ photo: QueuedPhoto, retryAfter: Double, reason: String) throws(CatalogError) -> Bool {
+        try leased { session in
+            try session.value("""
+                UPDATE queue_jobs SET state = 'queued', last_error = \(reason), lease_owner = NULL, lease_expires_at = NULL,
+                    run_after = now() + make_interval(secs => \(retryAfter)), attempts = greatest(attempts - 1, 0)
+                WHERE id = \(photo.jobId) AND state = 'running' AND lease_owner = \(photo.owner) RETURNING id
+                """, as: Int64.self) != nil
+        }
+    }
+
     public func completing(_ photo: QueuedPhoto) -> any PictureCatalog {
         LeasedPostgresCatalog(catalog: self, photo: photo)
     }

@@ -47,12 +47,14 @@ extension Spool {
 
     /// Removes a queued photo whose result the catalog has committed, with its sidecar, its
     /// import ticket and its folder.
+    /// Its staged copy goes too; should that fail, the reconciliation removes it later.
     public func consumeQueued(_ file: String) {
         let path = queued + "/" + file
         unlink(path)
         unlink(path + ".json")
         unlink(path + Self.importTicketSuffix)
         removeEmptyQueuedParents(of: path)
+        try? staging?.discard(file, failure: nil)
     }
 
     /// What follows a queued photo's name in the name of its import ticket (`NAME.import.json`):
@@ -122,9 +124,17 @@ extension Spool {
     /// Moves a queued photo that cannot be processed into `failed/` with its reason, as a
     /// spool claim is (see `fail`), and removes its folder.
     @discardableResult
+    /// With a staging area, the staged copy moves to its failed area beside the same reason, so
+    /// that the failure is kept where every machine sees it (should that fail, the
+    /// reconciliation moves it later).
     public func failQueued(_ claim: Claim, reason: String, category: String, attempts: Int) throws(FileSystemError) -> String {
         let placed = try fail(claim, reason: reason, category: category, attempts: attempts)
         removeEmptyQueuedParents(of: claim.path)
+        if let staging, claim.path.hasPrefix(queued + "/") {
+            let file = String(claim.path.dropFirst(queued.count + 1))
+            let report = try? FileSystem.read(placed + ".error.json")
+            try? staging.discard(file, failure: report ?? Array(reason.utf8))
+        }
         return placed
     }
 

@@ -29,6 +29,9 @@ public struct Spool: Sendable {
     public let root: String
     /// How long a file written in place must stay unchanged before it is taken.
     public let settleSeconds: Double
+    /// Where queued photos wait for any machine when machines share no directory (a bucket's
+    /// staging area); nil when `queued/` itself is shared (one machine, or a shared mount).
+    public var staging: (any QueuedStaging)?
 
     public var incoming: String { root + "/incoming" }
     public var processing: String { root + "/processing" }

@@ -121,7 +121,9 @@ struct Import: ParsableCommand {
         // hand-over and the collector of outcomes.
         let postgres = dryRun ? nil : try CatalogChoice.openPostgres(configuration, extraConnections: 4)
         defer { postgres?.close() }
-        let spool = postgres == nil ? nil : try Self.openSpool(configuration)
+        let library = postgres == nil ? nil : try LibraryChoice.open(configuration, shared: true)
+        var spool = postgres == nil ? nil : try Self.openSpool(configuration)
+        if let library, let opened = spool { spool = library.staged(opened) }
         let importer: Importer
         do {
             if dryRun {
@@ -130,7 +132,7 @@ struct Import: ParsableCommand {
                 }
             } else if let postgres, let spool {
                 importer = try Importer(configuration: configuration, options: importOptions, catalog: postgres,
-                                        sharedQueue: ImportSharedQueue(spool: spool, jobs: postgres), logger: logger)
+                                        sharedQueue: ImportSharedQueue(spool: spool, jobs: postgres, library: library?.store), logger: logger)
             } else {
                 importer = try Importer(configuration: configuration, options: importOptions, logger: logger)
             }
@@ -150,6 +152,7 @@ struct Import: ParsableCommand {
             "workers": "\(configuration.effectiveConcurrency)",
         ])
         let result = importer.run()
+        library?.close()
         signals.cancel()
         print(result.summary())
         if let report {

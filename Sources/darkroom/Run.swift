@@ -60,12 +60,13 @@ struct Run: ParsableCommand {
         let logger = logFormat.bootstrap()
         let worker: Worker
         let catalog: CatalogChoice
+        let library: LibraryChoice
         do {
             catalog = try CatalogChoice.open(configuration)
+            library = try LibraryChoice.open(configuration, shared: catalog.jobs != nil)
             worker = Worker(configuration: configuration,
-                            spool: try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds),
-                            library: try Library(root: configuration.libraryRoot, backupRoot: configuration.backupDir),
-                            catalog: catalog.store, jobs: catalog.jobs, logger: logger)
+                            spool: library.staged(try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds)),
+                            library: library.store, catalog: catalog.store, jobs: catalog.jobs, logger: logger)
         } catch let error as ValidationError {
             throw error
         } catch {
@@ -90,6 +91,7 @@ struct Run: ParsableCommand {
         }
         ServiceManager.notify("READY=1\nSTATUS=processing photos from \(configuration.spoolRoot)/incoming")
         let tally = worker.run(RunOptions(once: once, progress: !noProgress && logFormat == .text))
+        library.close()
         signals.cancel()
         webhooks?.finish(lastPass: once)
         if once && tally.failed > 0 { throw ExitCode(1) }

@@ -76,8 +76,9 @@ struct Serve: AsyncParsableCommand {
         let logger = logFormat.bootstrap()
         // The HTTP handlers' blocking work shares the PostgreSQL pool with the workers.
         let catalog = try CatalogChoice.open(configuration, extraConnections: ProcessInfo.processInfo.activeProcessorCount + 2)
+        let library = try LibraryChoice.open(configuration, shared: catalog.jobs != nil)
         let server = try APIServer(configuration: configuration, catalog: catalog.store, jobs: catalog.jobs,
-                                   runWorkers: runWorkers, logger: logger)
+                                   runWorkers: runWorkers, library: library.store, staging: library.staging, logger: logger)
         let fields: Logger.Metadata = [
             "workers": "\(runWorkers ? configuration.effectiveConcurrency : 0)",
             "spool": "\(configuration.spoolRoot)", "catalog": "\(catalog.location)",
@@ -88,6 +89,7 @@ struct Serve: AsyncParsableCommand {
             // Listening, with the catalog open and the spool created: ready for the service manager.
             ServiceManager.notify("READY=1\nSTATUS=listening on \(host):\(port)")
         }
+        await library.close()
         logger.info("darkroom serve stopped")
     }
 }

@@ -1,0 +1,125 @@
+import Foundation
+import ObjectStorage
+import Storage
+
+/// The staging area of a bucket (`PREFIX` + `staging/TOKEN/NAME`, its sidecar and import ticket
+/// beside it): where a queued photo waits for whichever machine claims its job, when machines
+/// share only the database and the bucket. A failed photo moves to `PREFIX` + `failed/TOKEN/`,
+/// beside its reason (`NAME.error.json`). Called from plain threads (`blocking`).
+public final class BucketStaging: QueuedStaging, Sendable {
+    public let client: S3Client
+    /// The library's prefix: empty, or ending with `/`.
+    public let prefix: String
+
+    public init(client: S3Client, prefix: String) {
+        self.client = client
+        self.prefix = prefix.isEmpty || prefix.hasSuffix("/") ? prefix : prefix + "/"
+    }
+
+    /// The staging area of a bucket library: the same bucket, client and prefix.
+    public convenience init(library: BucketLibrary) {
+        self.init(client: library.client, prefix: library.prefix)
+    }
+
+    public var location: String { "s3://\(client.configuration.bucket)/\(prefix)staging/" }
+
+    /// The key of a staged file: `TOKEN/relative` of a queued photo's folder.
+    func stagedKey(token: String, _ relative: String) -> String { prefix + "staging/" + token + "/" + relative }
+
+    public func publish(_ file: String, from folder: String) throws {
+        let token = Self.token(of: file)
+        let names = Self.names(of: file).filter { FileSystem.entryStatus(folder + "/" + $0)?.kind == .regular }
+        let client = client
+        // The photo last: its object in view means its sidecar and ticket are there too.
+        var put: [String] = []
+        do {
+            for name in names.reversed() {
+                let key = stagedKey(token: token, name)
+                _ = try blocking { () async throws(ObjectStorageError) -> PutOutcome in
+                    try await client.putFile(key: key, path: folder + "/" + name, contentType: "application/octet-stream", skipIfPresent: true)
+                }
+                put.append(key)
+            }
+        } catch {
+            for key in put { try? blocking { () async throws(ObjectStorageError) in try await client.delete(key: key) } }
+            throw error
+        }
+    }
+
+    public func fetch(_ file: String, into folder: String) throws -> Bool {
+        let token = Self.token(of: file)
+        let client = client
+        var fetchedPhoto = false
+        for name in Self.names(of: file) {
+            guard let bytes = try Self.bytesIfPresent(stagedKey(token: token, name), client) else { continue }
+            let path = folder + "/" + name
+            try FileSystem.makeDirectories((path as NSString).deletingLastPathComponent)
+            try FileSystem.writeDurably(bytes, to: path)
+            if name == Self.names(of: file)[0] { fetchedPhoto = true }
+        }
+        return fetchedPhoto
+    }
+
+    public func discard(_ file: String, failure: [UInt8]?) throws {
+        let token = Self.token(of: file)
+        let client = client
+        let names = Self.names(of: file)
+        if let failure {
+            // Kept where every machine sees it: the photo and its sidecar under failed/, the reason beside.
+            for name in names.prefix(2) {
+                let from = stagedKey(token: token, name)
+                let to = prefix + "failed/" + token + "/" + name
+                guard let bytes = try Self.bytesIfPresent(from, client) else { continue }
+                _ = try blocking { () async throws(ObjectStorageError) -> String in try await client.put(key: to, bytes: bytes) }
+            }
+            let reasonKey = prefix + "failed/" + token + "/" + names[0] + ".error.json"
+            _ = try blocking { () async throws(ObjectStorageError) -> String in
+                try await client.put(key: reasonKey, bytes: failure, contentType: "application/json")
+            }
+        }
+        for name in names {
+            let key = stagedKey(token: token, name)
+            try blocking { () async throws(ObjectStorageError) in try await client.delete(key: key) }
+        }
+    }
+
+    public func staged(quietFor quietSeconds: Double) throws -> [String] {
+        let client = client
+        let base = prefix + "staging/"
+        let cutoff = Date().addingTimeInterval(-quietSeconds)
+        var files: Set<String> = []
+        var token: String?
+        repeat {
+            let continuation = token
+            let page = try blocking { () async throws(ObjectStorageError) -> ListPage in
+                try await client.list(prefix: base, continuationToken: continuation)
+            }
+            for object in page.objects where (object.lastModified ?? .distantPast) < cutoff {
+                let relative = String(object.key.dropFirst(base.count))
+                guard !relative.hasSuffix(".json") else { continue }
+                files.insert(relative)
+            }
+            token = page.isTruncated ? page.nextContinuationToken : nil
+        } while token != nil
+        return files.sorted()
+    }
+
+    /// The object's bytes; nil when there is none.
+    static func bytesIfPresent(_ key: String, _ client: S3Client) throws -> [UInt8]? {
+        do {
+            return try blocking { () async throws(ObjectStorageError) -> [UInt8] in try await client.get(key: key) }
+        } catch {
+            if error.isNotFound { return nil }
+            throw error
+        }
+    }
+
+    /// `TOKEN` of `TOKEN/NAME`.
+    static func token(of file: String) -> String { String(file.prefix { $0 != "/" }) }
+
+    /// The photo's name in its folder, then its sidecar's and its import ticket's.
+    static func names(of file: String) -> [String] {
+        let name = String(file.drop { $0 != "/" }.dropFirst())
+        return [name, name + ".json", name + Spool.importTicketSuffix]
+    }
+}
