@@ -122,6 +122,15 @@ let package = Package(
         // The library of originals and variants in an S3 bucket behind `BlobStore`, and the
         // store the settings name (`library.url`, else `library.root`).
         .target(name: "BucketStorage", dependencies: ["Failures", "ObjectStorage", "Settings", "Storage"]),
+        // `darkroom library copy` (a local library into a bucket, resumable, every object
+        // verified) and `library check` (orphans and missing files of either store, and repair).
+        .target(name: "LibraryMaintenance", dependencies: [
+            "BucketStorage", "Catalog", "Failures", "Imaging", "ObjectStorage", "PostgresCatalog", "Settings", "Storage", "Terminal",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+        ]),
         // PostgreSQL for the catalog and the queue: `postgres://` addresses, a blocking
         // connection pool for the worker's threads, transactions retried when they lose a race,
         // migrations by name, records to and from rows.
@@ -180,7 +189,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ], exclude: ["openapi.json"]),
         .executableTarget(name: "darkroom", dependencies: [
-            "BuildInfo", "Catalog", "CatalogCopy", "CatalogImports", "HTTPService", "Imaging", "Ingest", "JSONValues", "LibraryImport", "Moments", "Operations",
+            "BuildInfo", "Catalog", "CatalogCopy", "CatalogImports", "HTTPService", "Imaging", "Ingest", "JSONValues", "LibraryImport", "LibraryMaintenance", "Moments", "Operations",
             "PhotoMetadata", "PostgresCatalog", "PostgresStore", "ServiceSettings", "Settings", "Storage", "Terminal", "Webhooks",
             "BucketStorage",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -22,7 +22,7 @@ struct Darkroom: AsyncParsableCommand {
         """,
         version: BuildInfo.line,
         subcommands: [Run.self, Serve.self, Import.self, Enqueue.self, Status.self, Retry.self, Inspect.self, Render.self, Places.self,
-                      MomentsCommand.self, CatalogCommand.self, ConfigCommand.self, Version.self])
+                      MomentsCommand.self, CatalogCommand.self, LibraryCommand.self, ConfigCommand.self, Version.self])
 }
 
 /// The option every command shares: which configuration to use.
