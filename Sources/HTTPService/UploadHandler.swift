@@ -44,10 +44,10 @@ struct UploadHandler: Sendable {
             // No directory shared with the other machines: 202 only once the photo is in the
             // bucket's staging area and its job recorded; else 503, and nothing of it is kept.
             let spool = environment.spool
+            // `name` is the photo's place under queued/ (`TOKEN/NAME`): no scan has seen it.
+            let file = name
             do {
                 try await environment.blocking {
-                    guard let file = try spool.admit(name) else { return }
-                    spool.clearUrgent(name)
                     do {
                         try spool.publishQueued(file)
                         try jobs.admitPhotos(files: [file], urgent: true)
@@ -106,9 +106,21 @@ struct UploadHandler: Sendable {
     /// How long an accepted upload's answer waits for its job to be recorded.
     static let admissionWaitSeconds = 1.5
 
+    /// Starts an upload's file: in `incoming/`, or, when machines share no directory, in a folder
+    /// of its own under `queued/` (its token returned), where no scan takes it before its own
+    /// request has staged it in the bucket and recorded its job.
+    private static func stage(in spool: Spool) throws -> (StagedPhoto, String?) {
+        guard spool.staging != nil else { return (try spool.stage(), nil) }
+        let (photo, token) = try spool.stageQueued()
+        return (photo, token)
+    }
+
     /// Publishes an upload in the spool as urgent: marked before it comes into view, so that any
-    /// worker's scan puts it ahead of the backlog (the mark is removed if publishing fails).
-    private static func publish(_ staged: StagedPhoto, as name: String, sidecar: [UInt8]?, in spool: Spool) throws -> String {
+    /// worker's scan puts it ahead of the backlog (the mark is removed if publishing fails). With
+    /// a `token`, it is published in its own folder under `queued/` instead, and its place there
+    /// (`TOKEN/NAME`) is returned.
+    private static func publish(_ staged: StagedPhoto, as name: String, sidecar: [UInt8]?, in spool: Spool, token: String?) throws -> String {
+        if let token { return token + "/" + (try staged.publish(name: name, sidecar: sidecar)) }
         spool.markUrgent(name)
         do {
             return try staged.publish(name: name, sidecar: sidecar)
@@ -134,7 +146,7 @@ struct UploadHandler: Sendable {
         let limit = environment.maxBodyBytes
         if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limit { throw APIError.tooLarge(limit: limit) }
         let spool = environment.spool
-        let staged = try await environment.writing { try spool.stage() }
+        let (staged, token) = try await environment.writing { try Self.stage(in: spool) }
         do {
             var head: [UInt8] = []
             var fileExtension: String?
@@ -158,11 +170,12 @@ struct UploadHandler: Sendable {
             let last = pending
             let name = try await environment.writing {
                 try last.withUnsafeReadableBytes { try staged.append($0) }
-                return try Self.publish(staged, as: UploadID.spoolName(id, extension: ext), sidecar: sidecar, in: spool)
+                return try Self.publish(staged, as: UploadID.spoolName(id, extension: ext), sidecar: sidecar, in: spool, token: token)
             }
             return (name, total)
         } catch {
             staged.discard()
+            if let token { spool.removeQueuedFolder(token) }
             throw error
         }
     }
@@ -176,7 +189,7 @@ struct UploadHandler: Sendable {
         let limit = environment.maxBodyBytes
         if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limit { throw APIError.tooLarge(limit: limit) }
         let spool = environment.spool
-        let staged = try await environment.writing { try spool.stage() }
+        let (staged, token) = try await environment.writing { try Self.stage(in: spool) }
         do {
             var form = FormReader(boundary: boundary)
             var total = 0
@@ -198,11 +211,12 @@ struct UploadHandler: Sendable {
             let last = form.takePending()
             let name = try await environment.writing {
                 try last.withUnsafeReadableBytes { try staged.append($0) }
-                return try Self.publish(staged, as: UploadID.spoolName(id, extension: ext), sidecar: sidecar, in: spool)
+                return try Self.publish(staged, as: UploadID.spoolName(id, extension: ext), sidecar: sidecar, in: spool, token: token)
             }
             return (name, form.fileBytes)
         } catch {
             staged.discard()
+            if let token { spool.removeQueuedFolder(token) }
             throw error
         }
     }

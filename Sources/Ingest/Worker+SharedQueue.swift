@@ -205,6 +205,9 @@ extension Worker {
     /// taken over: more than the probes of two machines can differ in seeing the database back.
     static let postOutageGraceSeconds = 5.0
 
+    /// How long a photo whose staged copy could not be fetched waits before its next claim.
+    static let fetchRetrySeconds = 2.0
+
     /// The longest a photo given back for its storage's outage waits before its next claim.
     static let longestRelease = 60.0
 
@@ -244,10 +247,11 @@ extension Worker {
             // Admitted on another machine, without a shared directory: fetched from the staging area.
             _ = try spool.fetchQueued(photo.file)
         } catch {
-            // The bucket does not answer now: the job stays this worker's until its lease
-            // lapses, then any machine's worker tries it again.
+            // The bucket does not answer now: the job goes back to the queue for a later try,
+            // by any machine (should that fail too, its lease lapses).
             logger.warning("cannot fetch a queued photo from the staging area; it is tried again",
                            metadata: ["file": "\(photo.sourceName)", "reason": "\(error)"])
+            _ = try? jobs.release(photo, retryAfter: Self.fetchRetrySeconds, reason: "\(error)")
             return .lost
         }
         var claim = spool.queuedClaim(photo.file, sourceName: photo.sourceName, worker: identity.name, recoveries: photo.attempts - 1)

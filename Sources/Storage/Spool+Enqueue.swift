@@ -19,6 +19,22 @@ extension Spool {
         try StagedPhoto(incoming: incoming)
     }
 
+    /// Removes the folder `stageQueued` made, when nothing was published in it.
+    public func removeQueuedFolder(_ token: String) {
+        rmdir(queued + "/" + token)
+    }
+
+    /// Starts a photo in a new folder of its own under `queued/` instead (`queued/TOKEN`), where
+    /// no scan of `incoming/` sees it: for an upload that is admitted to the shared queue by its
+    /// own request, published to the staging area and given its job before it is answered.
+    /// Published under NAME, its place is `TOKEN/NAME`.
+    public func stageQueued() throws(FileSystemError) -> (photo: StagedPhoto, token: String) {
+        let token = Self.randomToken(length: 16)
+        let folder = queued + "/" + token
+        try FileSystem.makeDirectories(folder)
+        return (try StagedPhoto(incoming: folder), token)
+    }
+
     /// A name safe to place in `incoming/`: its last path component, never hidden or empty.
     public static func safeFileName(_ name: String) -> String {
         var base = (name as NSString).lastPathComponent

@@ -151,8 +151,11 @@ struct Import: ParsableCommand {
             "catalog": "\(catalogName)", "library": "\(configuration.libraryRoot)",
             "workers": "\(configuration.effectiveConcurrency)",
         ])
-        let result = importer.run()
-        library?.close()
+        let result = try onPlainThread {
+            let result = importer.run()
+            library?.close()
+            return result
+        }
         signals.cancel()
         print(result.summary())
         if let report {

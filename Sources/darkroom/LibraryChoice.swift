@@ -43,3 +43,27 @@ struct LibraryChoice {
         return spool
     }
 }
+
+/// Runs `body` on a thread of its own and waits for it: a command's `run()` is called from the
+/// root command's task, and what calls a bucket synchronously (`blocking`) must run on a plain
+/// thread, never on one of Swift's concurrency pool.
+func onPlainThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
+    let done = DispatchSemaphore(value: 0)
+    let result = ResultHolder<T>()
+    Thread {
+        result.value = Result { try body() }
+        done.signal()
+    }.start()
+    done.wait()
+    switch result.value {
+    case .success(let value)?: return value
+    case .failure(let error)?: throw error
+    case nil: throw ValidationError("internal error: a thread ended without a result")
+    }
+}
+
+/// The result a thread hands to the one waiting for it.
+private final class ResultHolder<T: Sendable>: @unchecked Sendable {
+    // @unchecked: `value` is written by the thread before it signals, read only after the wait.
+    var value: Result<T, any Error>?
+}

@@ -90,8 +90,12 @@ struct Run: ParsableCommand {
             throw ValidationError("cannot write to \(configuration.spoolRoot)/incoming: \(String(cString: strerror(errno))); check its owner and permissions")
         }
         ServiceManager.notify("READY=1\nSTATUS=processing photos from \(configuration.spoolRoot)/incoming")
-        let tally = worker.run(RunOptions(once: once, progress: !noProgress && logFormat == .text))
-        library.close()
+        let options = RunOptions(once: once, progress: !noProgress && logFormat == .text)
+        let tally = try onPlainThread {
+            let tally = worker.run(options)
+            library.close()
+            return tally
+        }
         signals.cancel()
         webhooks?.finish(lastPass: once)
         if once && tally.failed > 0 { throw ExitCode(1) }

@@ -37,8 +37,10 @@ final class Workspace: Sendable {
 
     /// `maxRecoveries`: how many deaths of its worker a photo outlives (`worker.max_recoveries`;
     /// the default when nil).
+    /// `bucket`: the library in that bucket (`library.url` and its endpoint, path-style) instead
+    /// of the directory.
     init(settleSeconds: Double = 0, leaseSeconds: Double = 60, concurrency: Int = 2, scanInterval: Double = 0.2,
-         maxRecoveries: Int? = nil, store: CatalogKind = .sqlite) throws {
+         maxRecoveries: Int? = nil, store: CatalogKind = .sqlite, bucket: (url: String, endpoint: String)? = nil) throws {
         postgres = store == .postgres ? try SharedCluster.freshDatabase() : nil
         root = NSTemporaryDirectory() + "darkroom-e2e-" + UUID().uuidString
         configPath = root + "/pipeline.json"
@@ -46,7 +48,7 @@ final class Workspace: Sendable {
         let config = """
         {
           "spool": {"root": "\(root)/spool", "settle_seconds": \(settleSeconds), "lease_seconds": \(leaseSeconds), "scan_interval_seconds": \(scanInterval)},
-          "library": {"root": "\(root)/library"},
+          "library": {"root": "\(root)/library"\(bucket.map { #", "url": "\#($0.url)", "s3": {"endpoint": "\#($0.endpoint)", "path_style": true}"# } ?? "")},
           "catalog": {"path": "\(root)/catalog.sqlite"},
           "worker": {"concurrency": \(concurrency), "retry_base_seconds": 0.05\(maxRecoveries.map { ", \"max_recoveries\": \($0)" } ?? "")}
         }

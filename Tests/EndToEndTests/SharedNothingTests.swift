@@ -1,0 +1,189 @@
+import Foundation
+import GatewayHarness
+import PostgresHarness
+import PostgresStore
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Three machines that share nothing but one PostgreSQL catalog and one bucket: each has its own
+/// spool and library folders (none visible to the others). Photos arrive as uploads to two
+/// servers, in the drop folder of one machine and by an import on it; one of the serving
+/// machines is killed with SIGKILL and its local directories deleted, and the bucket's gateway is
+/// stopped for 20 s mid-run. At the end every photo accepted is a picture exactly once, every
+/// job is done, no staged object is left, the moments rebuild clean, and every variant URL of the
+/// API answers the variant's bytes.
+@Suite("Machines that share nothing but PostgreSQL and a bucket",
+       .enabled(if: SharedCluster.available, Comment(rawValue: SharedCluster.skipReason)),
+       .enabled(if: SharedGateway.available, Comment(rawValue: SharedGateway.skipReason)),
+       .enabled(if: Machine.canNameHosts, "this machine cannot make UTS namespaces (unshare -u)"))
+struct SharedNothingTests {
+    static let perChannel = 40
+
+    @Test func photosOfEveryChannelArePicturesOnceThroughAKilledWipedMachineAndABucketOutage() throws {
+        // A gateway of its own: it is stopped mid-run, which other tests must not see.
+        let gateway = try RadosGateway.start()
+        defer { gateway.stop() }
+        let bucket = try gateway.freshBucket(prefix: "nothing")
+        let location = try SharedCluster.freshDatabase()
+        let token = "shared-nothing-\(UUID().uuidString)"
+        let environment = ["DARKROOM_CATALOG_URL": location.description, "DARKROOM_API_TOKEN": token,
+                           "AWS_ACCESS_KEY_ID": gateway.accessKey, "AWS_SECRET_ACCESS_KEY": gateway.secretKey]
+        let library = (url: "s3://\(bucket)/lib", endpoint: gateway.endpoint.absoluteString)
+        let spaces = try (0..<3).map { _ in try Workspace(leaseSeconds: 30, concurrency: 1, scanInterval: 0.2, bucket: library) }
+        let ports = [try TemporaryCluster.freePort(), try TemporaryCluster.freePort()]
+        let base = LibraryTree.sample("Landscape_6.jpg")
+        let importFolder = spaces[2].root + "/old-library"
+        try FileManager.default.createDirectory(atPath: importFolder, withIntermediateDirectories: true)
+        for index in 0..<Self.perChannel {
+            _ = FileManager.default.createFile(atPath: importFolder + "/imp-\(index).jpg", contents: Data(base + Array("imp-\(index)".utf8)))
+        }
+        let machines = [
+            Machine(name: "n1", space: spaces[0], environment: environment, commands: [["serve", "--port", "\(ports[0])"]]),
+            Machine(name: "n2", space: spaces[1], environment: environment, commands: [["serve", "--port", "\(ports[1])"]]),
+            Machine(name: "n3", space: spaces[2], environment: environment,
+                    commands: [["run", "--no-progress"], ["import", importFolder, "--progress", "none"]]),
+        ]
+        for machine in machines { try machine.start() }
+        defer { for machine in machines { machine.kill() } }
+        for port in ports { #expect(Machine.waitForHTTP(port: port, token: token), "the server on port \(port) answers") }
+
+        var accepted = 0
+        var refused = 0
+        var killed = false
+        var outage = false
+        for index in 0..<Self.perChannel {
+            // An upload is 202 only once it is staged in the bucket and its job recorded; while
+            // the bucket is down it is refused (503), and the client sends it again.
+            for attempt in 0..<60 {
+                let machine = (index + attempt) % 2
+                if killed == false || machine == 1,
+                   Machine.upload(base + Array("up-\(index)".utf8), port: ports[machine], token: token) != nil {
+                    accepted += 1
+                    break
+                }
+                refused += 1
+                usleep(500_000)
+            }
+            try spaces[2].drop(bytes: base + Array("drop-\(index)".utf8), as: "drop-\(index).jpg")
+            if index == Self.perChannel / 3 {
+                // A serving machine dies with photos in hand, and its disk is wiped.
+                machines[0].kill()
+                try FileManager.default.removeItem(atPath: spaces[0].spool)
+                killed = true
+                try machines[0].start()
+                #expect(Machine.waitForHTTP(port: ports[0], token: token), "the wiped machine serves again")
+                killed = false
+            }
+            if index == Self.perChannel / 2 && !outage {
+                // The bucket's gateway goes away for 20 s while photos keep arriving.
+                outage = true
+                try gateway.stopGateway()
+                Thread {
+                    Thread.sleep(forTimeInterval: 20)
+                    try? gateway.startGateway()
+                }.start()
+            }
+        }
+        #expect(accepted == Self.perChannel, "every upload was accepted in the end (\(refused) refusals on the way)")
+        #expect(refused > 0, "uploads met the bucket's outage and were refused, not hung")
+        #expect(gateway.isGatewayRunning, "the gateway is back")
+        let expected = accepted + 2 * Self.perChannel
+        let deadline = Date().addingTimeInterval(300)
+        var states: [String: Int] = [:]
+        while Date() < deadline {
+            states = try SeveralMachinesTests.queueStates(location)
+            if try DatabaseFaultTests.pictures(location) >= expected, states["queued", default: 0] == 0, states["running", default: 0] == 0,
+               machines[2].importFinished { break }
+            usleep(500_000)
+        }
+        print("shared nothing: \(expected) photos, \(refused) upload refusals during the outages, queue \(states)")
+        #expect(try DatabaseFaultTests.pictures(location) == expected, "every photo is a picture")
+        let failures = try DatabaseFaultTests.failures(location)
+        #expect(failures.isEmpty, "no photo failed: \(failures.prefix(5))")
+        #expect(try DatabaseFaultTests.count("SELECT count(*) FROM jobs WHERE outcome = 'duplicate'", location) == 0, "none twice")
+        #expect(states["failed", default: 0] == 0 && states["queued", default: 0] == 0 && states["running", default: 0] == 0, "\(states)")
+
+        // Nothing staged is left, and every picture's objects are in the bucket.
+        let staged = try Self.keys(gateway, bucket, prefix: "lib/staging/")
+        #expect(staged.isEmpty, "staged objects left: \(staged.prefix(5))")
+        let stored = Set(try Self.keys(gateway, bucket, prefix: "lib/"))
+        let pool = try PostgresPool(location: location, maximumConnections: 1)
+        defer { pool.close() }
+        let paths = try pool.withSession { session in
+            try session.values("SELECT original_path FROM pictures UNION ALL SELECT path FROM variants", as: String.self)
+        }
+        #expect(paths.count > expected && paths.allSatisfy { stored.contains("lib/" + $0) },
+                "missing from the bucket: \(paths.filter { !stored.contains("lib/" + $0) }.prefix(5))")
+        // No library file on any machine's disk.
+        #expect(spaces.allSatisfy { $0.files(under: $0.library).isEmpty })
+
+        // Every variant URL of the API answers the variant's bytes.
+        let pictures = try pool.withSession { session in try session.values("SELECT id FROM pictures ORDER BY id LIMIT 10", as: Int64.self) }
+        for id in pictures {
+            let head = "GET /v1/pictures/\(id) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n"
+            let answer = try #require(Machine.exchange(port: ports[1], head: head, timeout: 30))
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])
+            let variants = try #require(object["variants"] as? [String: String], "\(answer.body.prefix(300))")
+            for (_, url) in variants {
+                let media = "GET \(url) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n"
+                let served = try #require(Machine.exchangeBytes(port: ports[1], head: media))
+                let key = "lib/" + url.dropFirst("/v1/media/".count)
+                let original = try gateway.signedRequest("GET", "/\(bucket)/\(key)")
+                #expect(served.status == 200 && served.body == [UInt8](original.body), "\(url)")
+            }
+        }
+        let rebuild = try spaces[1].run(["moments", "rebuild", "--check"], environment: environment)
+        #expect(rebuild.status == 0, "moments rebuild --check: \(rebuild.stdout) \(rebuild.stderr)")
+        for machine in machines { machine.stop() }
+    }
+
+    /// Every key under `prefix` in the bucket (one listing page holds them all here).
+    static func keys(_ gateway: RadosGateway, _ bucket: String, prefix: String) throws -> [String] {
+        var keys: [String] = []
+        var continuation: String?
+        repeat {
+            let token = continuation.map { "continuation-token=\($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0)&" } ?? ""
+            let answer = try gateway.signedRequest("GET", "/\(bucket)?\(token)list-type=2&prefix=\(prefix.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? prefix)")
+            let text = String(decoding: answer.body, as: UTF8.self)
+            keys += text.components(separatedBy: "<Key>").dropFirst().compactMap { $0.components(separatedBy: "</Key>").first }
+            continuation = text.contains("<IsTruncated>true</IsTruncated>")
+                ? text.components(separatedBy: "<NextContinuationToken>").dropFirst().first?.components(separatedBy: "</NextContinuationToken>").first
+                : nil
+        } while continuation != nil
+        return keys
+    }
+}
+
+extension Machine {
+    /// One HTTP/1.1 exchange whose answer's body is bytes: status and body.
+    static func exchangeBytes(port: Int, head: String) -> (status: Int, body: [UInt8])? {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else { return nil }
+        let request = Array(head.utf8)
+        guard request.withUnsafeBytes({ send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count else { return nil }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(socket, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            answer += buffer[0..<n]
+        }
+        let separator: [UInt8] = [13, 10, 13, 10]
+        guard let end = (0..<max(0, answer.count - 3)).first(where: { Array(answer[$0..<$0 + 4]) == separator }) else { return nil }
+        let headText = String(decoding: answer[..<end], as: UTF8.self)
+        guard let status = headText.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return nil }
+        return (status, Array(answer[(end + 4)...]))
+    }
+}
