@@ -163,10 +163,10 @@ let package = Package(
         ]),
         // A throwaway PostgreSQL cluster (initdb in a temporary directory, a free port) for the
         // tests and the benchmark; it stops and is removed when they are done.
-        .target(name: "PostgresHarness", dependencies: ["PostgresStore"]),
+        .target(name: "PostgresHarness", dependencies: ["ChildProcesses", "PostgresStore"]),
         // A real S3 server for the tests and the benchmark: Ceph's RADOS Gateway on a one-node
         // cluster (one monitor, one OSD in memory) in a temporary directory, on loopback ports.
-        .target(name: "GatewayHarness"),
+        .target(name: "GatewayHarness", dependencies: ["ChildProcesses"]),
         // `multipart/form-data` read as it streams in, with limits checked as the bytes arrive.
         .target(name: "Multipart"),
         // The long-running parts of `serve` and `run` as services of swift-service-lifecycle.

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 
 #if canImport(Glibc)
@@ -198,18 +199,13 @@ enum ChildSpawning {
         return stat[stat.index(after: close)...].split(separator: " ")
     }
 
-    /// A loopback port nothing listens on now (the kernel's choice for a port-0 bind).
+    /// A loopback port nothing listens on now, outside the kernel's ephemeral range (`LoopbackPort`).
     static func freePort() throws -> Int {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw Failure(description: "cannot open a socket to find a free port") }
-        defer { close(socket) }
-        var address = loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
+        do {
+            return try LoopbackPort.free()
+        } catch {
+            throw Failure(description: "\(error)")
         }
-        guard bound else { throw Failure(description: "cannot bind a loopback socket to find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     static func loopback(port: Int) -> sockaddr_in {

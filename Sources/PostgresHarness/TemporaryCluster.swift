@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 
 #if canImport(Glibc)
@@ -62,7 +63,7 @@ public final class TemporaryCluster: @unchecked Sendable {  // safe: `stopped` i
             try? FileManager.default.removeItem(at: directory)
             throw error
         }
-        var settings = "-c listen_addresses=127.0.0.1 -c max_connections=200"
+        var settings = "-c listen_addresses=127.0.0.1 -c max_connections=500"
         if !durable { settings += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off" }
         // More server settings for profiling a run, e.g. "-c shared_preload_libraries=pg_stat_statements".
         if let extra = ProcessInfo.processInfo.environment["DARKROOM_POSTGRES_SERVER_OPTIONS"], !extra.isEmpty {
@@ -211,21 +212,13 @@ public final class TemporaryCluster: @unchecked Sendable {  // safe: `stopped` i
             .last { $0.contains("FATAL:") || $0.contains("PANIC:") }.map(String.init)
     }
 
-    /// A loopback port nothing listens on now (the kernel's choice for a port-0 bind).
+    /// A loopback port nothing listens on now, outside the kernel's ephemeral range (`LoopbackPort`).
     public static func freePort() throws -> Int {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw Unavailable(description: "cannot open a socket to find a free port") }
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
+        do {
+            return try LoopbackPort.free()
+        } catch {
+            throw Unavailable(description: "\(error)")
         }
-        guard bound else { throw Unavailable(description: "cannot bind a loopback socket to find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 

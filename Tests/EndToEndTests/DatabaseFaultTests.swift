@@ -248,8 +248,8 @@ final class Traffic: @unchecked Sendable {
     private var sent: [Upload] = []
     private var dropped = 0
     private var disabled: Set<Int> = []
-    private var running = false
-    private var thread: Thread?
+    private var index = 0
+    private let sender = RepeatingThread()
     private static let base = LibraryTree.sample("Landscape_6.jpg")
 
     init(space: Workspace, ports: [Int], token: String) {
@@ -258,18 +258,10 @@ final class Traffic: @unchecked Sendable {
         self.token = token
     }
 
-    func start() {
-        lock.withLock { running = true }
-        let thread = Thread { [self] in loop() }
-        self.thread = thread
-        thread.start()
-    }
+    func start() { sender.start(every: 0.5) { [self] in sendNext() } }
 
     /// Stops sending and waits for the last request to be answered.
-    func stop() {
-        lock.withLock { running = false }
-        while thread?.isFinished == false { usleep(20_000) }
-    }
+    func stop() { sender.stop() }
 
     /// A server about to be stopped gets no more uploads until `enable`.
     func disable(_ port: Int) { lock.withLock { _ = disabled.insert(port) } }
@@ -282,25 +274,20 @@ final class Traffic: @unchecked Sendable {
         lock.withLock { sent.filter { $0.sent >= start && $0.sent <= end } }
     }
 
-    private func loop() {
-        var index = 0
-        while lock.withLock({ running }) {
-            let tick = Date()
-            index += 1
-            let port = ports[index % ports.count]
-            if !lock.withLock({ disabled.contains(port) }) {
-                let photo = Self.base + Array("upload-\(index)".utf8)
-                let head = "POST /v1/uploads HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
-                    + "Content-Type: image/jpeg\r\nContent-Length: \(photo.count)\r\nConnection: close\r\n\r\n"
-                let answer = Machine.exchange(port: port, head: head, body: photo, timeout: 10)
-                let upload = Upload(sent: tick, seconds: Date().timeIntervalSince(tick), status: answer?.status)
-                lock.withLock { sent.append(upload) }
-            }
-            if index % 2 == 0, (try? space.drop(bytes: Self.base + Array("drop-\(index)".utf8), as: "drop-\(index).jpg")) != nil {
-                lock.withLock { dropped += 1 }
-            }
-            let pause = 0.5 - Date().timeIntervalSince(tick)
-            if pause > 0 { usleep(UInt32(pause * 1_000_000)) }
+    private func sendNext() {
+        let tick = Date()
+        index += 1
+        let port = ports[index % ports.count]
+        if !lock.withLock({ disabled.contains(port) }) {
+            let photo = Self.base + Array("upload-\(index)".utf8)
+            let head = "POST /v1/uploads HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+                + "Content-Type: image/jpeg\r\nContent-Length: \(photo.count)\r\nConnection: close\r\n\r\n"
+            let answer = Machine.exchange(port: port, head: head, body: photo, timeout: 10)
+            let upload = Upload(sent: tick, seconds: Date().timeIntervalSince(tick), status: answer?.status)
+            lock.withLock { sent.append(upload) }
+        }
+        if index % 2 == 0, (try? space.drop(bytes: Self.base + Array("drop-\(index)".utf8), as: "drop-\(index).jpg")) != nil {
+            lock.withLock { dropped += 1 }
         }
     }
 }
@@ -312,40 +299,56 @@ final class ReadinessWatch: @unchecked Sendable {
     let token: String
     private let lock = NSLock()
     private var unready: [Date] = []
-    private var running = false
-    private var thread: Thread?
+    private let asker = RepeatingThread()
 
     init(ports: [Int], token: String) {
         self.ports = ports
         self.token = token
     }
 
-    func start() {
-        lock.withLock { running = true }
-        let thread = Thread { [self] in loop() }
-        self.thread = thread
-        thread.start()
-    }
+    func start() { asker.start(every: 0.1) { [self] in askEach() } }
 
-    func stop() {
-        lock.withLock { running = false }
-        while thread?.isFinished == false { usleep(20_000) }
-    }
+    func stop() { asker.stop() }
 
     /// The first moment after `start` at which a server answered readiness with 503.
     func firstUnready(after start: Date) -> Date? {
         lock.withLock { unready.first { $0 >= start } }
     }
 
-    private func loop() {
-        while lock.withLock({ running }) {
-            for port in ports {
-                let asked = Date()
-                let head = "GET /healthz/ready HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n"
-                // A server that is stopped refuses the connection: that is no answer, not a 503.
-                if Machine.exchange(port: port, head: head, timeout: 5)?.status == 503 { lock.withLock { unready.append(asked) } }
-            }
-            usleep(100_000)
+    private func askEach() {
+        for port in ports {
+            let asked = Date()
+            let head = "GET /healthz/ready HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n"
+            // A server that is stopped refuses the connection: that is no answer, not a 503.
+            if Machine.exchange(port: port, head: head, timeout: 5)?.status == 503 { lock.withLock { unready.append(asked) } }
         }
+    }
+}
+
+/// A thread that runs a step at most every `interval` seconds until stopped.
+final class RepeatingThread: @unchecked Sendable {
+    // @unchecked: `running` and `thread` are guarded by `lock`; the step runs on the thread alone.
+    private let lock = NSLock()
+    private var running = false
+    private var thread: Thread?
+
+    func start(every interval: Double, _ step: @escaping @Sendable () -> Void) {
+        lock.withLock { running = true }
+        let thread = Thread { [self] in
+            while lock.withLock({ running }) {
+                let tick = Date()
+                step()
+                let pause = interval - Date().timeIntervalSince(tick)
+                if pause > 0 { usleep(UInt32(pause * 1_000_000)) }
+            }
+        }
+        lock.withLock { self.thread = thread }
+        thread.start()
+    }
+
+    /// Stops, and waits for the step in progress to end.
+    func stop() {
+        lock.withLock { running = false }
+        while lock.withLock({ thread })?.isFinished == false { usleep(20_000) }
     }
 }

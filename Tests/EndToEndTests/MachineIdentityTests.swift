@@ -40,7 +40,7 @@ struct MachineIdentityTests {
         }
         defer { for twin in twins { twin.kill() } }
         try twins[0].start()
-        #expect(Machine.waitForHTTP(port: ports[0], token: token))
+        #expect(Machine.waitForHTTP(port: ports[0], token: token), "twin 0 serves: \(twins[0].log(0).suffix(1500))")
 
         // A slow upload to the first machine: its staged file (`.tmp-darkroom-twin.PID.INSTANCE-...`)
         // exists while the second machine starts and sweeps what it takes for dead writers' files.
@@ -49,7 +49,7 @@ struct MachineIdentityTests {
         slow.start()
         Thread.sleep(forTimeInterval: 1.5)
         try twins[1].start()
-        #expect(Machine.waitForHTTP(port: ports[1], token: token))
+        #expect(Machine.waitForHTTP(port: ports[1], token: token), "twin 1 serves: \(twins[1].log(0).suffix(1500))")
         var accepted = 0
         for index in 0..<20 {
             if Machine.upload(base + Array("up-\(index)".utf8), port: ports[index % 2], token: token) != nil { accepted += 1 }
@@ -205,18 +205,8 @@ final class SlowUpload: @unchecked Sendable {
     }
 
     private func send() -> Int? {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let socket = Machine.connectLoopback(port: port, timeout: 60) else { return fail("connect") }
         defer { close(socket) }
-        var timeout = timeval(tv_sec: 60, tv_usec: 0)
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        guard connected else { return fail("connect") }
         let head = "POST /v1/uploads HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
             + "Content-Type: image/jpeg\r\nContent-Length: \(photo.count)\r\nConnection: close\r\n\r\n"
         let pieces = 12
@@ -224,12 +214,7 @@ final class SlowUpload: @unchecked Sendable {
         var chunks = [Array(head.utf8)]
         for start in stride(from: 0, to: photo.count, by: piece) { chunks.append(Array(photo[start..<min(photo.count, start + piece)])) }
         for (index, chunk) in chunks.enumerated() {
-            var sent = 0
-            while sent < chunk.count {
-                let n = chunk[sent...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                guard n > 0 else { return fail("send of piece \(index)") }
-                sent += n
-            }
+            guard Machine.sendAll(chunk, on: socket) else { return fail("send of piece \(index)") }
             if index > 0 && index < chunks.count - 1 { usleep(UInt32(seconds / Double(pieces) * 1_000_000)) }
         }
         var answer: [UInt8] = []

@@ -276,9 +276,33 @@ final class Machine: @unchecked Sendable {
 
     /// One HTTP/1.1 exchange on loopback, the connection closed after it: status and body.
     static func exchange(port: Int, head: String, body: [UInt8] = [], timeout seconds: Int = 60) -> (status: Int, body: String)? {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        exchangeBytes(port: port, head: head, body: body, timeout: seconds).map { ($0.status, String(decoding: $0.body, as: UTF8.self)) }
+    }
+
+    /// The same, the answer's body as bytes.
+    static func exchangeBytes(port: Int, head: String, body: [UInt8] = [], timeout seconds: Int = 60) -> (status: Int, body: [UInt8])? {
+        guard let socket = connectLoopback(port: port, timeout: seconds) else { return nil }
         defer { close(socket) }
-        // A server that stops answering fails the exchange after a minute (or `seconds`) instead of hanging the test.
+        guard sendAll(Array(head.utf8) + body, on: socket) else { return nil }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(socket, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            answer += buffer[0..<n]
+        }
+        let separator: [UInt8] = [13, 10, 13, 10]
+        guard let end = (0..<max(0, answer.count - 3)).first(where: { answer[$0..<$0 + 4].elementsEqual(separator) }),
+              let status = String(decoding: answer[..<end], as: UTF8.self).split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+        else { return nil }
+        return (status, Array(answer[(end + 4)...]))
+    }
+
+    /// A TCP connection to 127.0.0.1:`port` whose reads and writes give up after `seconds` (a
+    /// server that stops answering fails the exchange instead of hanging the test); nil when
+    /// nothing listens.
+    static func connectLoopback(port: Int, timeout seconds: Int) -> Int32? {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -289,25 +313,22 @@ final class Machine: @unchecked Sendable {
         let connected = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
-        guard connected else { return nil }
-        let request = Array(head.utf8) + body
+        guard connected else {
+            close(socket)
+            return nil
+        }
+        return socket
+    }
+
+    /// Sends every byte; false when the connection ends first.
+    static func sendAll(_ bytes: [UInt8], on socket: Int32) -> Bool {
         var sent = 0
-        while sent < request.count {
-            let n = request[sent...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard n > 0 else { return nil }
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { return false }
             sent += n
         }
-        var answer: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = recv(socket, &buffer, buffer.count, 0)
-            if n <= 0 { break }
-            answer += buffer[0..<n]
-        }
-        let text = String(decoding: answer, as: UTF8.self)
-        guard let statusLine = text.split(separator: "\r\n").first, let status = Int(statusLine.split(separator: " ").dropFirst().first ?? "") else { return nil }
-        let bodyText = text.range(of: "\r\n\r\n").map { String(text[$0.upperBound...]) } ?? ""
-        return (status, bodyText)
+        return true
     }
 
     /// Waits until the server on `port` answers `/healthz/ready`.

@@ -128,7 +128,7 @@ struct SharedNothingTests {
             let variants = try #require(object["variants"] as? [String: String], "\(answer.body.prefix(300))")
             for (_, url) in variants {
                 let media = "GET \(url) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n"
-                let served = try #require(Machine.exchangeBytes(port: ports[1], head: media))
+                let served = try #require(Machine.exchangeBytes(port: ports[1], head: media, timeout: 30))
                 let key = "lib/" + url.dropFirst("/v1/media/".count)
                 let original = try gateway.signedRequest("GET", "/\(bucket)/\(key)")
                 #expect(served.status == 200 && served.body == [UInt8](original.body), "\(url)")
@@ -153,37 +153,5 @@ struct SharedNothingTests {
                 : nil
         } while continuation != nil
         return keys
-    }
-}
-
-extension Machine {
-    /// One HTTP/1.1 exchange whose answer's body is bytes: status and body.
-    static func exchangeBytes(port: Int, head: String) -> (status: Int, body: [UInt8])? {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        guard connected else { return nil }
-        let request = Array(head.utf8)
-        guard request.withUnsafeBytes({ send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count else { return nil }
-        var answer: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = recv(socket, &buffer, buffer.count, 0)
-            if n <= 0 { break }
-            answer += buffer[0..<n]
-        }
-        let separator: [UInt8] = [13, 10, 13, 10]
-        guard let end = (0..<max(0, answer.count - 3)).first(where: { Array(answer[$0..<$0 + 4]) == separator }) else { return nil }
-        let headText = String(decoding: answer[..<end], as: UTF8.self)
-        guard let status = headText.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return nil }
-        return (status, Array(answer[(end + 4)...]))
     }
 }
