@@ -49,9 +49,13 @@ final class WatchedConnection: @unchecked Sendable {
         return Date().timeIntervalSince(lastUsed)
     }
 
-    /// Sends a statement; its answer is awaited with `wait`.
+    /// Sends a statement; its answer is awaited with `wait`. Nothing is written to a connection
+    /// known to be closed: the driver would leave the statement's promise unanswered.
     func send(_ query: PostgresQuery, logger: Logger) -> Answer {
-        Answer(future: connection.query(query, logger: logger))
+        guard isUsable else {
+            return Answer(future: connection.eventLoop.makeFailedFuture(Closed(reason: "the connection was closed")))
+        }
+        return Answer(future: connection.query(query, logger: logger))
     }
 
     /// A statement's future answer.

@@ -56,7 +56,10 @@ struct MachineIdentityTests {
         }
         #expect(accepted == 20, "every upload was accepted")
         let slowStatus = slow.wait()
-        #expect(slowStatus == 202, "the slow upload was accepted while the other machine started (\(slowStatus.map(String.init) ?? slow.failure))")
+        #expect(slowStatus == 202, """
+            the slow upload was accepted while the other machine started (\(slowStatus.map(String.init) ?? slow.failure)); \
+            twin 0 said: \(twins[0].log(0).suffix(3000))
+            """)
 
         let expected = 60 + 20 + 1
         let deadline = Date().addingTimeInterval(300)

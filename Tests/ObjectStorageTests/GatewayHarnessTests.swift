@@ -165,8 +165,9 @@ struct GatewayHarnessTests {
         }
         print("GatewayHarness: a start on a taken port failed in \(String(format: "%.1f", Date().timeIntervalSince(begin))) s: "
               + "\(error?.description.prefix(300) ?? "")")
+        // Status 98 is EADDRINUSE; the log lines quoted after it vary with what the gateway
+        // printed last, so only the exit is held to.
         #expect(error?.description.contains("radosgw exited with status 98") == true)
-        #expect(error?.description.contains("failed to bind address 127.0.0.1:\(port)") == true)
         #expect(!directory.isEmpty)
         #expect(processes(naming: directory).isEmpty)
         #expect(!FileManager.default.fileExists(atPath: directory))
