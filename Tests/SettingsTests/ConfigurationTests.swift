@@ -3,21 +3,9 @@ import Testing
 @testable import Settings
 
 @Suite("pipeline.json")
-struct ConfigurationTests {
+struct ConfigurationTests: ConfigurationParsing {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
-    func parse(_ json: String) throws(ConfigurationError) -> Configuration {
-        try Configuration.parse(Data(json.utf8), file: "test.json")
-    }
-
-    func problem(_ json: String) -> String? {
-        do {
-            _ = try parse(json)
-            return nil
-        } catch {
-            return error.description
-        }
-    }
 
     @Test func theBundledFileSaysWhatTheDefaultsSay() throws {
         let bundled = try Configuration.load(path: Self.packageRoot + "/pipeline.json")

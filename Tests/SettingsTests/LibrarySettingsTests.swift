@@ -5,19 +5,7 @@ import Testing
 /// `library.url` and its bucket: the address, the service, and credentials that only the
 /// environment gives.
 @Suite("pipeline.json: the library in a bucket")
-struct LibrarySettingsTests {
-    func parse(_ json: String) throws(ConfigurationError) -> Configuration {
-        try Configuration.parse(Data(json.utf8), file: "test.json")
-    }
-
-    func problem(_ json: String) -> String? {
-        do {
-            _ = try parse(json)
-            return nil
-        } catch {
-            return error.description
-        }
-    }
+struct LibrarySettingsTests: ConfigurationParsing {
 
     @Test func aBucketAddressIsReadWithItsPrefix() throws {
         let configuration = try parse(#"{"library": {"url": "s3://photos-eu/darkroom/prod", "s3": {"endpoint": "http://127.0.0.1:7480", "region": "eu-west-1"}}}"#)
