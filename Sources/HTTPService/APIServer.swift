@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
+import Synchronization
 import Webhooks
 import Ingest
 import LifecycleServices
@@ -51,6 +52,14 @@ public final class APIServer: Sendable {
     let worker: Worker?
     /// Delivers the outbox to `webhooks.urls`; nil when none is configured.
     let dispatcher: WebhookDispatcher?
+    /// The connections open on the main port, by client address.
+    let clients: ClientConnections
+    /// The admin listener's bound port, once it listens.
+    let adminBound = Mutex<Int?>(nil)
+
+    /// The port of the admin listener (`server.admin_port`) once it listens; nil before, and
+    /// when it is off.
+    public var adminPort: Int? { adminBound.withLock { $0 } }
 
     /// Opens the spool, library and SQLite catalog of `configuration` (and the workers, with
     /// `runWorkers`). Throws `ServeError.noToken` when neither `server.token` nor
@@ -101,7 +110,8 @@ public final class APIServer: Sendable {
                                          threadPool: .singleton,
                                          uploadWriters: NIOThreadPool(numberOfThreads: configuration.server.uploadThreads),
                                          logger: logger, redaction: Redaction(configuration: configuration),
-                                         handOff: handOff)
+                                         handOff: handOff, waiters: UploadWaiters(limit: configuration.server.maxStatusWaiters))
+        clients = ClientConnections(limit: configuration.server.maxConnectionsPerClient)
         do {
             dispatcher = configuration.webhooks.urls.isEmpty ? nil
                 : try WebhookDispatcher(settings: configuration.webhooks, catalog: catalog, logger: logger, environment: variables)
@@ -112,34 +122,56 @@ public final class APIServer: Sendable {
 
     /// Serves until SIGTERM or SIGINT, then stops accepting, answers the requests in flight,
     /// finishes the photos in hand and returns. `onListening` is told the bound port (useful
-    /// with `server.port` 0).
-    public func run(onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }) async throws {
-        let group = serviceGroup(onListening: onListening)
+    /// with `server.port` 0), `onAdminListening` the admin listener's.
+    public func run(onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in },
+                    onAdminListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }) async throws {
+        let group = serviceGroup(onListening: onListening, onAdminListening: onAdminListening)
         // Caught from here on, before the server listens and says it is ready.
         let signals = StopSignals { Task { await group.triggerGracefulShutdown() } }
         defer { signals.cancel() }
         do {
             try await group.run()
+        } catch let error as AdminListenError {
+            throw ServeError.cannotListen(address: error.address, reason: String(cString: strerror(error.underlying.errnoCode)))
         } catch let error as IOError {
             let settings = configuration.server
             throw ServeError.cannotListen(address: "\(settings.host):\(settings.port)", reason: String(cString: strerror(error.errnoCode)))
         }
     }
 
+    /// What bounds a request's arrival on the main port.
+    var arrivalLimits: ArrivalLimits {
+        let settings = configuration.server
+        return ArrivalLimits(deadline: .fromSeconds(settings.requestDeadlineSeconds), minBytesPerSecond: settings.minBytesPerSecond,
+                             grace: .fromSeconds(settings.minRateGraceSeconds), stopGrace: .fromSeconds(settings.stopGraceSeconds))
+    }
+
     /// The server and the workers as one group: on a graceful shutdown the server stops first,
     /// then the workers.
-    func serviceGroup(onListening: @escaping @Sendable (_ port: Int) async -> Void) -> ServiceGroup {
+    func serviceGroup(onListening: @escaping @Sendable (_ port: Int) async -> Void,
+                      onAdminListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }) -> ServiceGroup {
         let settings = configuration.server
+        let (environment, clients, limits) = (environment, clients, arrivalLimits)
         let http = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [RequestHeadTimeoutHandler(timeout: .nanoseconds(Int64(settings.headerTimeoutSeconds * 1e9)))],
-            idleTimeout: .nanoseconds(Int64(settings.idleTimeoutSeconds * 1e9)))
+            additionalChannelHandlers: [
+                ClientConnectionLimit(connections: clients, logger: environment.logger, metrics: environment.metrics),
+                RequestHeadTimeoutHandler(timeout: .fromSeconds(settings.headerTimeoutSeconds)),
+                ConnectionGuard(limits: limits, logger: environment.logger, metrics: environment.metrics),
+            ],
+            idleTimeout: .fromSeconds(settings.idleTimeoutSeconds))
+        // The admin listener starts once the main port is bound: its default port is the main one's + 1.
+        let admin = AdminListener(server: self, onListening: onAdminListening)
         let application = Application(
             router: makeRouter(),
             server: .http1(configuration: http),
             configuration: ApplicationConfiguration(
                 address: .hostname(settings.host, port: settings.port), serverName: "darkroom",
                 availableConnectionsDelegate: MaximumAvailableConnections(settings.maxConnections, logger: environment.logger)),
-            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? settings.port) },
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? settings.port
+                await onListening(port)
+                admin.mainPortBound(port)
+            },
             logger: environment.logger)
         // First in the list, so stopped last: after the server has answered its last upload.
         environment.uploadWriters.start()
@@ -149,21 +181,29 @@ public final class APIServer: Sendable {
         // delivered at the next start.
         if let dispatcher { services.append(WebhookService(dispatcher: dispatcher, logger: environment.logger)) }
         if let worker { services.append(WorkerService(worker: worker, logger: environment.logger)) }
+        services.append(admin)
         services.append(application)
         // Last, so told first when a shutdown starts: the service manager learns at once.
         // A stop during an outage of the database: the statements waiting on it fail now rather
-        // than at their deadlines, so that the requests and photos in hand end at once.
+        // than at their deadlines, so that the requests and photos in hand end at once. The
+        // status requests waiting for an outcome answer now.
         let jobs = environment.jobs
-        services.append(StoppingNotice(onStopping: { if let jobs, jobs.availability.outage != nil { jobs.interruptWaits() } }))
+        let watcher = SpoolOutcomeWatcher(spoolRoot: configuration.spoolRoot, waiters: environment.waiters)
+        watcher.start()
+        services.append(StoppingNotice(onStopping: {
+            environment.waiters.stop()
+            watcher.stop()
+            if let jobs, jobs.availability.outage != nil { jobs.interruptWaits() }
+        }))
         return ServiceGroup(services: services, gracefulShutdownSignals: [], logger: environment.logger)
     }
 
     /// Every route of `APIRoute`, behind the metrics, the JSON errors and the token, in that order.
-    func makeRouter() -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+    func makeRouter() -> Router<ServiceRequestContext> {
+        let router = Router(context: ServiceRequestContext.self)
         router.add(middleware: RequestMetricsMiddleware(metrics: environment.metrics))
         router.add(middleware: ErrorBodyMiddleware(logger: environment.logger, redaction: environment.redaction))
-        router.add(middleware: BearerAuthMiddleware(token: token))
+        router.add(middleware: BearerAuthMiddleware(token: token, open: APIRoute.open))
         let dispatcher = APIDispatcher(environment: environment)
         for route in APIRoute.allCases {
             router.on(RouterPath(route.path), method: route.method) { request, context in

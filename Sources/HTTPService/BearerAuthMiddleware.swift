@@ -2,18 +2,25 @@ import Crypto
 import Hummingbird
 
 /// Lets through only requests that carry `Authorization: Bearer <token>` with the configured
-/// token; every other request is answered 401 before anything is read or written.
+/// token; every other request is answered 401 before anything is read or written. The `open`
+/// routes (fixed paths, such as the API's own description) need no token.
 struct BearerAuthMiddleware<Context: RequestContext>: RouterMiddleware {
     /// The token's SHA-256: comparing digests takes the same time whatever the token sent, its
     /// length included.
     private let expected: [UInt8]
+    /// "METHOD /path" of the routes answered without a token.
+    private let open: Set<String>
 
-    /// Requires `token`.
-    init(token: String) {
+    /// Requires `token`, except for the `open` routes.
+    init(token: String, open: Set<APIRoute> = []) {
         expected = Array(SHA256.hash(data: Array(token.utf8)))
+        self.open = Set(open.map { "\($0.method.rawValue) \($0.path)" })
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if !open.isEmpty, open.contains("\(request.method.rawValue) \(request.uri.path)") {
+            return try await next(request, context)
+        }
         guard let presented = Self.bearerToken(request.headers[.authorization]), accepts(presented) else {
             throw APIError.unauthorized
         }

@@ -1,6 +1,7 @@
 import BucketStorage
 import Catalog
 import Foundation
+import Storage
 import Hummingbird
 import Synchronization
 
@@ -47,8 +48,14 @@ struct HealthHandler: Sendable {
                     return environment.redaction.scrub(APIError(error).description)
                 }
             }
-            return Readiness(catalog: shared ? Self.passed : check("catalog") { try environment.catalog.checkReachable() },
-                             spool: check("spool") { try environment.spool.checkWritable() })
+            return Readiness(catalog: shared ? Self.passed : check("catalog") {
+                                 try environment.catalog.checkReachable()
+                                 if environment.catalog is Catalog { try Self.checkCatalogWritable(environment.configuration.catalogPath) }
+                             },
+                             spool: check("spool") {
+                                 try environment.spool.checkWritable()
+                                 try Self.checkSpace(of: "spool", at: environment.spool.root, needed: environment.maxBodyBytes)
+                             })
         }
         report.library = await libraryReadiness(requestID: requestID)
         if !report.ready { report.requestId = requestID }
@@ -60,11 +67,20 @@ struct HealthHandler: Sendable {
     func libraryReadiness(requestID: String?) async -> String {
         let environment = environment
         let result = Mutex<String?>(nil)
-        let asked = Task {
+        let asked = Task(executorPreference: environment.executor) {
             let said: String
             do {
-                try await environment.blocking { try LibraryStores.checkReachable(environment.library) }
+                try await environment.blocking {
+                    try LibraryStores.checkReachable(environment.library)
+                    if environment.library is Library {
+                        try Self.checkSpace(of: "library", at: environment.configuration.libraryRoot, needed: environment.maxBodyBytes)
+                    }
+                }
                 said = Self.passed
+            } catch let error as APIError {
+                environment.logger.warning("not ready", metadata: [
+                    "request_id": "\(requestID ?? "-")", "check": "library", "reason": "\(error)"])
+                said = environment.redaction.scrub(error.description)
             } catch {
                 environment.logger.warning("not ready", metadata: [
                     "request_id": "\(requestID ?? "-")", "check": "library", "reason": "\(error)"])
@@ -72,11 +88,40 @@ struct HealthHandler: Sendable {
             }
             result.withLock { $0 = said }
         }
-        guard await ServiceEnvironment.wait(for: asked, atMost: Self.libraryCheckSeconds), let said = result.withLock({ $0 }) else {
+        guard await ServiceEnvironment.wait(for: asked, atMost: Self.libraryCheckSeconds, on: environment.executor), let said = result.withLock({ $0 }) else {
             return "the library at \(environment.library.location) did not answer within \(Int(Self.libraryCheckSeconds)) s"
         }
         return said
     }
+
+    /// Throws when the file system of `path` has less than `needed` bytes free (one upload of
+    /// `server.max_upload_bytes`): the spool or library is full for practical purposes.
+    static func checkSpace(of name: String, at path: String, needed: Int) throws(APIError) {
+        var figures = statvfs()
+        guard statvfs(path, &figures) == 0 else { return }
+        let free = Int(figures.f_bavail) * Int(figures.f_frsize)
+        guard free < needed else { return }
+        throw .unavailable("the \(name) is full: \(free) bytes free, less than one upload of server.max_upload_bytes (\(needed)); free some space")
+    }
+
+    /// Throws when the SQLite catalog cannot be written: its file, its journal or its folder
+    /// refuses writing (read-only, immutable, another owner), or its file system is full.
+    static func checkCatalogWritable(_ path: String) throws(APIError) {
+        let folder = (path as NSString).deletingLastPathComponent
+        for file in [path, path + "-wal", path + "-shm", folder.isEmpty ? "." : folder] where FileManager.default.fileExists(atPath: file) {
+            guard access(file, W_OK) == 0 else {
+                let reason = String(cString: strerror(errno))
+                throw .unavailable("the catalog cannot be written (\(reason)); make its file and folder writable by the server's user")
+            }
+        }
+        var figures = statvfs()
+        if statvfs(path, &figures) == 0, Int(figures.f_bavail) * Int(figures.f_frsize) < minimumCatalogFreeBytes {
+            throw .unavailable("the catalog cannot be written: its file system is full; free some space")
+        }
+    }
+
+    /// The least free space the catalog's file system must have: a few transactions' worth.
+    static let minimumCatalogFreeBytes = 1 << 20
 
     /// How long readiness waits for the library.
     static let libraryCheckSeconds = 1.0
@@ -84,6 +129,12 @@ struct HealthHandler: Sendable {
     /// What readiness says of a database outage: which database, since when.
     static func outageSentence(_ outage: CatalogOutage) -> String {
         "the catalog's database (PostgreSQL) cannot be reached for \(Int(Date().timeIntervalSince(outage.since).rounded())) s; work is paused until it is back"
+    }
+
+    /// `GET /openapi.json`: the API's description, as built into the binary.
+    static func openAPI() -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json"],
+                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: PackageResources.openapi_json)))
     }
 
     /// The metrics in the Prometheus text format.

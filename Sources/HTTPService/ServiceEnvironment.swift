@@ -22,8 +22,8 @@ struct ServiceEnvironment: Sendable {
     let library: any BlobStore
     /// The counters of `/metrics`.
     let metrics: ServiceMetrics
-    /// Where blocking work runs.
-    let threadPool: NIOThreadPool
+    /// Where blocking work runs (the admin listener has a pool of its own).
+    var threadPool: NIOThreadPool
     /// Where uploads are written into the spool (`server.upload_threads`): apart from the
     /// other blocking work, so that reads never queue behind fsyncs.
     let uploadWriters: NIOThreadPool
@@ -32,6 +32,11 @@ struct ServiceEnvironment: Sendable {
     let redaction: Redaction
     /// Gives an accepted upload straight to this process's workers (nil when they run elsewhere).
     let handOff: (@Sendable (String) -> Void)?
+    /// The status requests waiting for an upload's outcome.
+    let waiters: UploadWaiters
+    /// Where the helper tasks of a request run: nil for Swift's concurrency pool, the admin
+    /// listener's event loop for its requests.
+    var executor: (any TaskExecutor)?
 
     /// The catalog's moments and pictures as the command line shows them.
     var moments: MomentCatalog { MomentCatalog(catalog: catalog) }
@@ -79,14 +84,14 @@ struct ServiceEnvironment: Sendable {
 extension ServiceEnvironment {
     /// Waits until `task` ends or `seconds` pass, whichever comes first (the task goes on);
     /// true when it ended.
-    static func wait(for task: Task<Void, Never>, atMost seconds: Double) async -> Bool {
+    static func wait(for task: Task<Void, Never>, atMost seconds: Double, on executor: (any TaskExecutor)? = nil) async -> Bool {
         let once = OnceFlag()
         return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            Task {
+            Task(executorPreference: executor) {
                 await task.value
                 if once.take() { continuation.resume(returning: true) }
             }
-            Task {
+            Task(executorPreference: executor) {
                 try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
                 if once.take() { continuation.resume(returning: false) }
             }

@@ -83,6 +83,12 @@ public final class ServiceMetrics: Sendable {
             out.histogram("darkroom_http_request_duration_seconds", ["method": key.method, "route": key.route], histogram.rendered)
         }
 
+        out.family("darkroom_http_connections_cut_total", .counter,
+                   "Connections this process closed before their client finished sending, by reason.")
+        for reason in ConnectionCut.allCases {
+            out.sample("darkroom_http_connections_cut_total", ["reason": reason.rawValue], Double(snapshot.connectionsCut[reason] ?? 0))
+        }
+
         out.family("darkroom_upload_bytes_total", .counter, "Bytes of uploads accepted into the spool by this process.")
         out.sample("darkroom_upload_bytes_total", [:], Double(snapshot.uploadBytes))
         out.family("darkroom_upload_accept_duration_seconds", .histogram, "Time to accept an upload into the spool.")
@@ -161,6 +167,24 @@ extension ServiceMetrics {
         var requestDurations: [RouteKey: Histogram] = [:]
         var uploadBytes = 0
         var uploadDurations = Histogram(bounds: ServiceMetrics.uploadBuckets)
+        var connectionsCut: [ConnectionCut: Int] = [:]
+    }
+
+    /// Why the server closed a connection that had not finished sending.
+    enum ConnectionCut: String, CaseIterable, Sendable {
+        /// Past `server.max_connections_per_client`, closed as soon as accepted.
+        case perClient = "per_client"
+        /// A request still arriving after `server.request_deadline_seconds`.
+        case deadline
+        /// A body slower than `server.min_bytes_per_second`.
+        case rate
+        /// Still sending after `server.stop_grace_seconds` of a stop.
+        case stop
+    }
+
+    /// One connection closed by the server before its client finished sending.
+    func recordConnectionCut(_ reason: ConnectionCut) {
+        state.withLock { $0.connectionsCut[reason, default: 0] += 1 }
     }
 
     struct RequestKey: Hashable, Comparable, Sendable {

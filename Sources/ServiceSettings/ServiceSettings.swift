@@ -32,11 +32,46 @@ public struct ServerSettings: Sendable, Equatable {
     /// Connections open at once; past this the server stops accepting (new ones wait in the
     /// kernel's queue) until one closes, so that slow clients cannot exhaust memory or files.
     public var maxConnections: Int
+    /// Connections open at once from one client address; a connection past this is closed as
+    /// soon as it is accepted, so that one client cannot take every connection.
+    public var maxConnectionsPerClient: Int
+    /// Seconds a whole request (its head and its body) may take to arrive; a request still
+    /// arriving after this is cut, however steadily its bytes come. Answering is not bounded.
+    public var requestDeadlineSeconds: Double
+    /// The slowest a request body may arrive, in bytes per second on average, once
+    /// `minRateGraceSeconds` have passed; 0 turns the check off. Only time the server spends
+    /// waiting for the client counts, never time it spends writing what it has read.
+    public var minBytesPerSecond: Int
+    /// Seconds of a request body during which no minimum rate applies (a slow start).
+    public var minRateGraceSeconds: Double
+    /// On a stop (SIGTERM), seconds a client still sending a request is given to finish it
+    /// before its connection is cut; requests already received are answered in any case.
+    public var stopGraceSeconds: Double
+    /// `GET /v1/uploads/{id}?wait=` requests waiting at once; past this, one is answered at
+    /// once with the upload's state, as if its wait had run out.
+    public var maxStatusWaiters: Int
+    /// The address of the admin listener (health, readiness, metrics, without a token).
+    public var adminHost: String
+    /// The admin listener's port: null for `port` + 1 (any free port when `port` is 0), 0 for
+    /// no admin listener.
+    public var adminPort: Int?
 
     /// The defaults, identical to the bundled `pipeline.json`.
     public static let defaults = ServerSettings(
         host: "127.0.0.1", port: 8470, token: nil, maxUploadBytes: 64 << 20, mediaBaseURL: nil, runWorkers: true,
-        uploadThreads: 16, workerNiceness: 10, headerTimeoutSeconds: 10, idleTimeoutSeconds: 30, maxConnections: 1024)
+        uploadThreads: 16, workerNiceness: 10, headerTimeoutSeconds: 10, idleTimeoutSeconds: 30, maxConnections: 1024,
+        maxConnectionsPerClient: 256, requestDeadlineSeconds: 300, minBytesPerSecond: 1024, minRateGraceSeconds: 10,
+        stopGraceSeconds: 10, maxStatusWaiters: 1024, adminHost: "127.0.0.1", adminPort: nil)
+
+    /// Where the admin listener is bound: nil when it is off (`admin_port` 0). `port` is the
+    /// main listener's bound port (the one chosen when `server.port` is 0).
+    public func adminAddress(mainPort: Int) -> (host: String, port: Int)? {
+        switch adminPort {
+        case 0?: nil
+        case let port?: (adminHost, port)
+        case nil: (adminHost, port == 0 || mainPort >= Int(UInt16.max) ? 0 : mainPort + 1)
+        }
+    }
 
     /// The token to require: the configured one, else `DARKROOM_API_TOKEN`; nil when neither is set.
     public func resolvedToken(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {

@@ -6,7 +6,9 @@ extension ConfigurationReader {
     /// The `server` section.
     func serverSettings(_ o: [String: Any]) throws(ConfigurationError) -> ServerSettings {
         try known(o, "server", ["host", "port", "token", "max_upload_bytes", "media_base_url", "run_workers", "upload_threads", "worker_niceness",
-                            "header_timeout_seconds", "idle_timeout_seconds", "max_connections"])
+                            "header_timeout_seconds", "idle_timeout_seconds", "max_connections", "max_connections_per_client",
+                            "request_deadline_seconds", "min_bytes_per_second", "min_rate_grace_seconds", "stop_grace_seconds",
+                            "max_status_waiters", "admin_host", "admin_port"])
         var s = ServerSettings.defaults
         s.host = try string(o, "host", "server.host") ?? s.host
         s.port = try int(o, "port", "server.port", min: 0, max: 65535) ?? s.port
@@ -24,6 +26,18 @@ extension ConfigurationReader {
         s.headerTimeoutSeconds = try double(o, "header_timeout_seconds", "server.header_timeout_seconds", min: 0.1) ?? s.headerTimeoutSeconds
         s.idleTimeoutSeconds = try double(o, "idle_timeout_seconds", "server.idle_timeout_seconds", min: 0.1) ?? s.idleTimeoutSeconds
         s.maxConnections = try int(o, "max_connections", "server.max_connections", min: 1) ?? s.maxConnections
+        s.maxConnectionsPerClient = try int(o, "max_connections_per_client", "server.max_connections_per_client", min: 1)
+            ?? s.maxConnectionsPerClient
+        s.requestDeadlineSeconds = try double(o, "request_deadline_seconds", "server.request_deadline_seconds", min: 1) ?? s.requestDeadlineSeconds
+        s.minBytesPerSecond = try int(o, "min_bytes_per_second", "server.min_bytes_per_second", min: 0) ?? s.minBytesPerSecond
+        s.minRateGraceSeconds = try double(o, "min_rate_grace_seconds", "server.min_rate_grace_seconds", min: 0) ?? s.minRateGraceSeconds
+        s.stopGraceSeconds = try double(o, "stop_grace_seconds", "server.stop_grace_seconds", min: 0) ?? s.stopGraceSeconds
+        s.maxStatusWaiters = try int(o, "max_status_waiters", "server.max_status_waiters", min: 0) ?? s.maxStatusWaiters
+        s.adminHost = try string(o, "admin_host", "server.admin_host") ?? s.adminHost
+        s.adminPort = try int(o, "admin_port", "server.admin_port", min: 0, max: 65535)
+        if let admin = s.adminPort, admin != 0, admin == s.port, s.adminHost == s.host {
+            throw fail("server.admin_port", "is server.port (\(admin)); give the admin listener a port of its own, or 0 to turn it off")
+        }
         return s
     }
 

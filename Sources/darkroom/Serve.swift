@@ -32,20 +32,30 @@ struct Serve: AsyncParsableCommand {
         (by the moment's creator). Variant files are served under /v1/media/ with an ETag and \
         immutable caching, or left to a static server when server.media_base_url is set. \
         GET /healthz answers while the process runs, GET /healthz/ready when the catalog \
-        answers and the spool is writable (503 otherwise), GET /metrics in the Prometheus text \
-        format. Sources/HTTPService/openapi.json describes every route.
+        answers and can be written and the spool and library are writable with room for an \
+        upload (503 otherwise, naming which), GET /metrics in the Prometheus text format. \
+        GET /openapi.json describes every route.
 
         Every request must carry `Authorization: Bearer TOKEN`, the token of server.token or, \
         when that is null, of DARKROOM_API_TOKEN; without one, serve refuses to start. Errors \
-        are answered as {"error": "one line"}.
+        are answered as {"error": "one line"}. Only /openapi.json needs no token, and the admin \
+        listener: /healthz, /healthz/ready and /metrics on server.admin_host (127.0.0.1) and \
+        server.admin_port (server.port + 1 by default; 0 turns it off), on a thread of its own, \
+        for a service manager's probe or a Prometheus scrape.
+
+        Hostile clients: a request refused before its body is answered at once with \
+        `Connection: close` and its body is never read; a whole request must arrive within \
+        server.request_deadline_seconds and its body at server.min_bytes_per_second; one client \
+        address holds at most server.max_connections_per_client connections.
 
         With webhooks.urls set, it also delivers every event of the catalog's outbox \
         (picture.added, moment.created, moment.cover_changed, ...) to each URL as a POST signed \
         with HMAC-SHA256 (header X-Darkroom-Signature, key webhooks.secret or \
         DARKROOM_WEBHOOK_SECRET), retried with backoff until a 2xx, in order per moment.
 
-        On SIGTERM or SIGINT it stops accepting connections, answers the requests in flight, \
-        lets the workers finish the photos in hand, and exits 0.
+        On SIGTERM or SIGINT it stops accepting connections, answers the requests in flight \
+        (cutting a client still sending after server.stop_grace_seconds), lets the workers \
+        finish the photos in hand, and exits 0.
         """)
 
     @OptionGroup var options: ConfigOption
@@ -69,7 +79,7 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var configuration = try options.load()
+        var configuration = try options.load(starting: .serve)
         if let host { configuration.server.host = host }
         if let port { configuration.server.port = port }
         let runWorkers = configuration.server.runWorkers && !noWorkers

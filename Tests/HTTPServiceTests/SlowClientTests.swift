@@ -72,7 +72,8 @@ struct SlowClientTests {
         let config = root + "/pipeline.json"
         let text = """
             {"spool": {"root": "\(root)/spool"}, "library": {"root": "\(root)/library"}, "catalog": {"path": "\(root)/catalog.sqlite"},
-             "server": {"port": 0, "run_workers": false, "header_timeout_seconds": \(headerTimeout), "idle_timeout_seconds": \(idleTimeout)}}
+             "server": {"port": 0, "run_workers": false, "header_timeout_seconds": \(headerTimeout), "idle_timeout_seconds": \(idleTimeout),
+                        "max_connections_per_client": 1000}}
             """
         _ = FileManager.default.createFile(atPath: config, contents: Data(text.utf8))
         let log = root + "/stderr"
