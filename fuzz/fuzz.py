@@ -9,6 +9,8 @@ with a time limit and a memory limit. A crash (a signal, or an exit status above
 is kept under fuzz/findings/ and the run ends with status 1.
 
   fuzz/fuzz.py --binary .build/release/darkroom --seconds 300 [--corpus DIR] [--seed N] [--memory-mb N]
+
+With --http, fuzzes HTTP requests against a live `darkroom serve` instead (fuzz/http_fuzz.py).
 """
 import argparse
 import os
@@ -153,4 +155,9 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if "--http" in sys.argv[1:]:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import http_fuzz
+        http_fuzz.main(sys.argv[1:])
+    else:
+        main()

@@ -9,6 +9,10 @@ public enum CatalogError: CategorizedError, CustomStringConvertible, Sendable, E
     case busy(path: String)
     /// The disk is full: retry once space is freed.
     case diskFull(path: String)
+    /// The database file could not be read or written for now (an I/O error of its disk, a file
+    /// made read-only or immutable, a journal that cannot be opened): retried with backoff, and
+    /// once the catalog is writable again the photo goes through.
+    case ioError(path: String, message: String)
     /// The file is not a catalog, or is damaged.
     case corrupt(path: String, message: String)
     /// A request the catalog refuses (an invalid place, an unknown place): one line.
@@ -42,6 +46,7 @@ public enum CatalogError: CategorizedError, CustomStringConvertible, Sendable, E
         switch error.resultCode {
         case .SQLITE_BUSY, .SQLITE_LOCKED: self = .busy(path: path)
         case .SQLITE_FULL: self = .diskFull(path: path)
+        case .SQLITE_IOERR, .SQLITE_READONLY: self = .ioError(path: path, message: error.message ?? "\(error)")
         case .SQLITE_CORRUPT, .SQLITE_NOTADB: self = .corrupt(path: path, message: error.message ?? "\(error)")
         default: self = .other(error.message ?? "\(error)")
         }
@@ -50,7 +55,7 @@ public enum CatalogError: CategorizedError, CustomStringConvertible, Sendable, E
     /// True when the same operation may succeed if tried again later.
     public var isTransient: Bool {
         switch self {
-        case .busy, .diskFull, .unavailable: true
+        case .busy, .diskFull, .ioError, .unavailable: true
         case .corrupt, .refused, .rule, .other, .leaseLost: false
         }
     }
@@ -59,7 +64,7 @@ public enum CatalogError: CategorizedError, CustomStringConvertible, Sendable, E
     /// request the catalog or the moment rules refuse is the input's.
     public var category: FailureCategory {
         switch self {
-        case .busy, .corrupt, .other, .unavailable, .leaseLost: .catalog
+        case .busy, .ioError, .corrupt, .other, .unavailable, .leaseLost: .catalog
         case .diskFull: .storage
         case .refused, .rule: .badInput
         }
@@ -71,6 +76,7 @@ public enum CatalogError: CategorizedError, CustomStringConvertible, Sendable, E
         switch self {
         case .busy: "the catalog is busy (another writer holds it); try again shortly"
         case .diskFull: "the catalog's disk is full; try again once space is freed"
+        case .ioError: "the catalog cannot be written for now (an I/O error or a read-only file); try again shortly"
         case .corrupt: "the catalog is damaged; the server's log has the details under this answer's request_id"
         case .other: "catalog error: the server's log has the details under this answer's request_id"
         case .unavailable: "the catalog's database cannot be reached; try again shortly"
@@ -83,6 +89,7 @@ public enum CatalogError: CategorizedError, CustomStringConvertible, Sendable, E
         switch self {
         case .busy(let path): "catalog \(path) is busy (another writer holds it)"
         case .diskFull(let path): "disk full while writing catalog \(path); free space"
+        case .ioError(let path, let message): "cannot write catalog \(path) (\(message)); check its disk and that the file is writable"
         case .corrupt(let path, let message): "catalog \(path) is damaged or not a Darkroom catalog (\(message)); restore it from a backup or point catalog.path elsewhere"
         case .refused(let message): message
         case .rule(let error): error.description

@@ -93,7 +93,7 @@ enum APIError: Error, CustomStringConvertible, Sendable, Equatable {
         case .rule(.notCreator): .forbidden(error.description)
         case .rule(.idTaken): .conflict(error.description)
         case .rule, .refused: .badRequest(error.description)
-        case .busy, .diskFull, .unavailable: .unavailable(error.publicDescription)
+        case .busy, .diskFull, .ioError, .unavailable: .unavailable(error.publicDescription)
         case .corrupt, .other, .leaseLost: .internal(error.publicDescription)
         }
     }

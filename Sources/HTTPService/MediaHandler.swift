@@ -39,9 +39,17 @@ struct MediaHandler: Sendable {
         let notModified = Self.matches(ifNoneMatch, etag)
         let range = notModified ? nil : try ByteRange(header: rangeHeader)
         let library = environment.library
-        let read = try await environment.blocking { () throws -> BlobRead? in
-            // A HEAD or a 304 needs only the size: the first byte stands for the whole.
-            try library.read(relative, range: head || notModified ? 0...0 : range?.bounds)
+        let read: BlobRead?
+        do {
+            read = try await environment.blocking { () throws -> BlobRead? in
+                // A HEAD or a 304 needs only the size: the first byte stands for the whole.
+                try library.read(relative, range: head || notModified ? 0...0 : range?.bounds)
+            }
+        } catch let error as SharedFileError {
+            // A hard link planted in the library (to /etc/passwd, say): never served, and told.
+            environment.logger.warning("refused to serve a library file with several names", metadata: [
+                "file": "\(relative)", "links": "\(error.links)", "reason": "\(error)"])
+            throw APIError.notFound("\(relative) is not served: it has several names (a hard link), which the library never makes; the server's log has more under this answer's request_id")
         }
         guard let read else { throw APIError.notFound("no such media file: \(relative)") }
         if notModified { return Response(status: .notModified, headers: headers) }

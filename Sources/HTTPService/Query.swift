@@ -5,22 +5,35 @@ import Operations
 struct Query: Sendable {
     let request: Request
 
-    /// A text field; nil when absent.
-    func string(_ name: String) -> String? {
-        request.uri.queryParameters[name[...]].map(String.init)
+    /// A text field; nil when absent. A value holding a control character (a NUL, which would
+    /// cut it short further on) is refused naming the field.
+    func string(_ name: String) throws(FieldError) -> String? {
+        guard let value = request.uri.queryParameters[name[...]].map(String.init) else { return nil }
+        try FieldText.checkControls(name, value)
+        return value
     }
 
     /// A whole-number field; nil when absent.
     func integer(_ name: String) throws(FieldError) -> Int64? {
-        guard let text = string(name) else { return nil }
+        guard let text = try string(name) else { return nil }
         guard let value = Int64(text) else { throw FieldError(name, "must be a whole number (got \(text))") }
         return value
     }
 
-    /// A number field that must be there.
+    /// A number field that must be there, in plain decimal (`0x10` and `nan` are refused).
     func requiredNumber(_ name: String) throws(FieldError) -> Double {
-        guard let text = string(name) else { throw FieldError(name, "is needed") }
-        guard let value = Double(text), value.isFinite else { throw FieldError(name, "must be a number (got \(text))") }
+        guard let text = try string(name) else { throw FieldError(name, "is needed") }
+        guard let value = FieldText.decimal(text) else { throw FieldError(name, "must be a number in decimal (got \(text))") }
         return value
+    }
+
+    /// Refuses a query string on a request whose fields come in its body (a multipart upload's
+    /// form fields): a field there would otherwise be silently ignored. Names every one given.
+    func refuseFields(sentIn body: String) throws(FieldError) {
+        let names = request.uri.queryParameters.map { String($0.key) }
+        guard let first = names.first else { return }
+        let others = names.dropFirst()
+        let with = others.isEmpty ? "" : " with " + others.joined(separator: ", ")
+        throw FieldError(first, "is given in the query string\(with), which \(body) does not read; send \(others.isEmpty ? "it as a form field" : "them as form fields")")
     }
 }

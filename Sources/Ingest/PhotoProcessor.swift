@@ -30,7 +30,7 @@ public struct PhotoProcessor: Sendable {
 
     /// Processes a claimed photo; throws a `ProcessingFailure` when it cannot.
     public func process(_ claim: Claim, attempt: Int, deadline: Date, startedAt: Date) throws -> PhotoOutcome {
-        let sidecarBytes = try claim.sidecarPath.map { path throws in try FileSystem.read(path) }
+        let sidecarBytes = try claim.sidecarPath.map { path throws in try Self.readSidecar(path, sourceName: claim.sourceName) }
         let sidecar = try sidecarBytes.map { bytes throws in
             do { return try Sidecar(jsonBytes: bytes) } catch {
                 throw ProcessingFailure.permanent("sidecar \(claim.sourceName).json: \(error); fix it, then run `darkroom retry`", .badInput)
@@ -46,7 +46,7 @@ public struct PhotoProcessor: Sendable {
 
     /// Processes one photo from any source; throws a `ProcessingFailure` when it cannot.
     public func process(_ input: PhotoInput, attempt: Int, deadline: Date, startedAt: Date) throws -> PhotoOutcome {
-        let bytes = try FileSystem.read(input.path)
+        let bytes = try readPhoto(input)
         guard let format = Imaging.sniff(bytes) else {
             throw ProcessingFailure.permanent(PhotoFormat.refusal(bytes), bytes.isEmpty ? .badInput : .unsupportedFormat)
         }

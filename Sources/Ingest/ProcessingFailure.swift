@@ -34,7 +34,7 @@ public struct ProcessingFailure: CategorizedError, CustomStringConvertible, Send
     public init(_ error: any Error) {
         switch error {
         case let failure as ProcessingFailure: self = failure
-        case let error as FileSystemError: self.init(reason: error.description, category: error.category, isTransient: error.isTransient)
+        case let error as FileSystemError: self.init(reason: error.reason, category: error.category, isTransient: error.isTransient)
         case let error as CatalogError:
             self.init(reason: error.description, category: error.category, isTransient: error.isTransient)
             if case .unavailable = error { isOutage = true }

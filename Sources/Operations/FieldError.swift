@@ -62,11 +62,12 @@ public enum FieldLimits {
         }
     }
 
-    /// Refuses a value longer than its field's limit.
+    /// Refuses a value longer than its field's limit, or holding a control character (`FieldText`).
     public static func check(_ field: String, _ value: String?) throws(FieldError) {
         guard let value else { return }
         let limit = bytes(of: field)
         if value.utf8.count > limit { throw FieldError(field, "is longer than \(limit) bytes (got \(value.utf8.count))") }
+        try FieldText.checkControls(field, value)
     }
 
     /// Refuses an invitee list with too many users or a user id too long.

@@ -18,6 +18,9 @@ public struct JSONObject: Sendable {
             throw FieldError("body", "is not valid JSON; send one JSON object")
         }
         guard case .object(let fields) = parsed else { throw FieldError("body", "must be a JSON object, not \(parsed.summary)") }
+        if let key = JSONDuplicateKeys.first(in: bytes) {
+            throw FieldError(key, "is given twice in the JSON body; give each field once")
+        }
         for key in fields.keys.sorted() where !known.contains(key) {
             throw FieldError(key, "is not a field of this request; use \(known.joined(separator: ", "))")
         }
@@ -31,7 +34,9 @@ public struct JSONObject: Sendable {
     public func string(_ key: String) throws(FieldError) -> String? {
         switch fields[key] {
         case nil, .null?: return nil
-        case .string(let text)?: return text
+        case .string(let text)?:
+            try FieldText.checkControls(key, text)
+            return text
         case let other?: throw FieldError(key, "must be a string (got \(other.summary))")
         }
     }
@@ -62,6 +67,7 @@ public struct JSONObject: Sendable {
         case .array(let items)?:
             return try items.map { item throws(FieldError) in
                 guard case .string(let text) = item else { throw FieldError(key, "must be a list of strings (got \(item.summary) in it)") }
+                try FieldText.checkControls(key, text)
                 return text
             }
         case let other?: throw FieldError(key, "must be a list of strings (got \(other.summary))")

@@ -1,5 +1,6 @@
 import Foundation
 import Moments
+import PhotoMetadata
 
 /// A moment as the backend declares it (`darkroom moments create`, `POST /v1/moments`): times as
 /// ISO 8601 text, visibility as a word, checked into a `Moment` for `Catalog.declareMoment`.
@@ -11,8 +12,8 @@ public enum MomentDeclaration {
     /// free id when the catalog saves it.
     public static func moment(id: Int64?, placeId: Int64, start: String, end: String, creator: String?,
                               visibility: String, invitees: [String], title: String?) throws(FieldError) -> Moment {
-        guard let startDate = date(start) else { throw FieldError("start", notATime(start, "2024-05-07T18:00:00+02:00")) }
-        guard let endDate = date(end) else { throw FieldError("end", notATime(end, "2024-05-07T20:00:00+02:00")) }
+        let startDate = try date(start, field: "start", example: "2024-05-07T18:00:00+02:00")
+        let endDate = try date(end, field: "end", example: "2024-05-07T20:00:00+02:00")
         guard endDate >= startDate else { throw FieldError("end", "must not be before", other: "start") }
         guard let kind = Visibility(rawValue: visibility) else {
             throw FieldError("visibility", "must be public or private (got \(visibility))")
@@ -26,15 +27,14 @@ public enum MomentDeclaration {
                       visibility: kind, invitees: Set(invitees), title: title)
     }
 
-    /// An ISO 8601 time with an offset, with or without fractional seconds.
-    static func date(_ text: String) -> Date? {
-        let plain = ISO8601DateFormatter()
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return plain.date(from: text) ?? fractional.date(from: text)
-    }
-
-    private static func notATime(_ text: String, _ example: String) -> String {
-        "must be an ISO 8601 time with an offset, such as \(example) (got \(text))"
+    /// An ISO 8601 time with an offset, with or without fractional seconds, read by the same
+    /// reader as an upload's `taken_at` (`TimeText`): an impossible day, a year outside 0001 to
+    /// 9999, an offset no place uses or a leap second is refused with its reason, never shifted.
+    static func date(_ text: String, field: String, example: String) throws(FieldError) -> Date {
+        switch TimeText.instant(text) {
+        case .success(let date): return date
+        case .failure(let error):
+            throw FieldError(field, "must be an ISO 8601 time with an offset, such as \(example): \(error.reason) (got \(text))")
+        }
     }
 }

@@ -52,7 +52,7 @@ public enum SidecarFields {
 
     private static func number(_ values: [String: String], _ name: String) throws(FieldError) -> Double? {
         guard let text = values[name] else { return nil }
-        guard let value = Double(text), value.isFinite else { throw FieldError(name, "must be a number (got \(text))") }
+        guard let value = FieldText.decimal(text) else { throw FieldError(name, "must be a number in decimal (got \(text))") }
         return value
     }
 }

@@ -162,6 +162,7 @@ struct LocalDateTime: Sendable, Equatable {
         if !(0...23).contains(hour) { return "hour \(hour)" }
         if !(0...59).contains(minute) { return "minute \(minute)" }
         // A leap second (60) is not representable in POSIX time; it is rejected rather than moved.
+        if second == 60 { return "second 60 is a leap second (such as 23:59:60), which POSIX time cannot hold; give 23:59:59 instead" }
         if !(0...59).contains(second) { return "second \(second)" }
         return nil
     }

@@ -139,7 +139,10 @@ struct LocationResolver {
 
     private mutating func readSidecar() -> GeoLocation? {
         guard let sidecar, let latitude = sidecar.latitude, let longitude = sidecar.longitude else { return nil }
-        if let problem = GeoLocation.problem(latitude: latitude, longitude: longitude) {
+        // Exactly (0, 0) is a GPS without a fix when a camera or another tool writes it, but a
+        // place when the backend says so (an upload's fields): kept, with its altitude.
+        let explicitOrigin = options.sidecarOverridesExif && latitude == 0 && longitude == 0
+        if !explicitOrigin, let problem = GeoLocation.problem(latitude: latitude, longitude: longitude) {
             warnings.append("sidecar location is \(problem); ignored")
             return nil
         }

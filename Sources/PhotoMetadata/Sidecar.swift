@@ -42,7 +42,7 @@ public struct Sidecar: Sendable, Codable, Equatable {
 
     /// The largest sidecar read, in bytes: what the uploader knows fits in far less, and a bigger
     /// file is not a sidecar.
-    public static let maxBytes = 1 << 20
+    public static let maxBytes = 256 << 10
 
     /// A sidecar with the given fields.
     public init(authorId: String? = nil, momentId: Int64? = nil, title: String? = nil, latitude: Double? = nil,
@@ -103,6 +103,9 @@ public struct Sidecar: Sendable, Codable, Equatable {
         guard jsonBytes.count <= Self.maxBytes else {
             throw MetadataError.sidecarNotJSON(file: nil, reason: "larger than \(Self.maxBytes) bytes")
         }
+        if let problem = Self.utf8Problem(jsonBytes) {
+            throw MetadataError.sidecarNotJSON(file: nil, reason: problem)
+        }
         let root: JSONValue
         do {
             root = try JSONDecoder().decode(JSONValue.self, from: Data(jsonBytes))
@@ -111,6 +114,9 @@ public struct Sidecar: Sendable, Codable, Equatable {
         }
         guard case .object(let object) = root else {
             throw MetadataError.sidecarNotJSON(file: nil, reason: "the top level is \(root.summary)")
+        }
+        if let key = JSONDuplicateKeys.first(in: jsonBytes) {
+            throw MetadataError.sidecarMalformed(file: nil, key: key, problem: "is given twice; give each key once")
         }
         let reader = SidecarFieldReader(object: object)
         self.init(
@@ -128,6 +134,24 @@ public struct Sidecar: Sendable, Codable, Equatable {
             let missing = latitude == nil ? "latitude" : "longitude"
             throw MetadataError.sidecarMalformed(file: nil, key: given, problem: "is given without \(missing)")
         }
+    }
+
+    /// Why `bytes` are not UTF-8 text (JSON's only encoding), naming the first bad byte and its
+    /// offset; nil when they are.
+    static func utf8Problem(_ bytes: [UInt8]) -> String? {
+        guard String(validating: bytes, as: UTF8.self) == nil else { return nil }
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        var offset = 0
+        loop: while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): offset += UTF8.width(scalar)
+            case .emptyInput: break loop
+            case .error: break loop
+            }
+        }
+        let byte = offset < bytes.count ? String(format: ", and byte 0x%02X at offset %d is not", bytes[offset], offset) : ""
+        return "it must be UTF-8 text\(byte); save it as UTF-8 (convert a Latin-1 or Windows-1252 file)"
     }
 
     private static func firstLine(of error: any Error) -> String {
@@ -157,6 +181,7 @@ private struct SidecarFieldReader {
     func string(_ key: String) throws -> String? {
         guard let value = value(key) else { return nil }
         guard case .string(let text) = value else { throw malformed(key, "must be a string, found \(value.summary)") }
+        if let problem = ControlCharacters.problem(in: text) { throw malformed(key, problem) }
         return text
     }
 
@@ -180,17 +205,11 @@ private struct SidecarFieldReader {
     }
 
     func dateTime(_ key: String) throws -> String? {
-        guard let text = try string(key) else { return nil }
-        // Calendar validity only; the plausible years are the reader's option and are checked there.
-        let parsed = LocalDateTime.parse(iso: text, years: 1...9999)
-        switch parsed.wall {
-        case .valid: break
-        case .absent: return nil
-        case .invalid(let reason):
-            throw malformed(key, "must be an ISO 8601 date-time like 2024-05-07T09:33:04+08:00: \(reason)")
-        }
-        if case .invalid(let reason) = parsed.offset {
-            throw malformed(key, "has an unusable UTC offset: \(reason)")
+        guard let text = try string(key), !text.trimmingCharacters(in: .whitespaces).isEmpty else { return nil }
+        // Calendar validity only (`TimeText`, the reader of every time the backend gives); the
+        // plausible years are the reader's option and are checked there.
+        if let problem = TimeText.problem(text, offsetRequired: false) {
+            throw malformed(key, "must be an ISO 8601 date-time like 2024-05-07T09:33:04+08:00: \(problem)")
         }
         return text
     }

@@ -120,7 +120,7 @@ extension Library: BlobStore {
     /// is never served.
     public func read(_ relative: String, range: ClosedRange<Int64>?) throws -> BlobRead? {
         let components = relative.split(separator: "/").map(String.init)
-        guard let data = LibraryFile.read(root: root, components: components) else { return nil }
+        guard let data = try LibraryFile.read(root: root, components: components) else { return nil }
         return BlobRead.slice([UInt8](data), range)
     }
 

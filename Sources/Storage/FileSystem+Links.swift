@@ -40,11 +40,17 @@ extension FileSystem {
     /// made beside `path` and renamed over it, and the folder is flushed. Returns false, having
     /// changed nothing, when the file system cannot link the two (another device, hard links
     /// unsupported or not permitted, too many links); throws on any other failure.
-    public static func linkDurably(_ source: String, to path: String) throws(FileSystemError) -> Bool {
+    /// With `mode`, the file's permission bits are set to it first (the file is the caller's).
+    public static func linkDurably(_ source: String, to path: String, mode: mode_t? = nil) throws(FileSystemError) -> Bool {
         let directory = (path as NSString).deletingLastPathComponent
         try makeDirectories(directory)
-        let fd = open(source, O_RDONLY | O_CLOEXEC)
+        let fd = open(source, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { throw .current("open", source) }
+        if let mode, fchmod(fd, mode & ~currentUmask) != 0 {
+            let error = FileSystemError.current("chmod", source)
+            close(fd)
+            throw error
+        }
         // A library original must survive a crash: the source may have been written moments ago.
         let synced = fsync(fd)
         close(fd)
@@ -64,4 +70,15 @@ extension FileSystem {
         try syncDirectory(directory)
         return true
     }
+}
+
+extension FileSystem {
+    /// The process's file-creation mask, read from `/proc/self/status` (changing it to read it
+    /// would race with threads creating files); 022 where that cannot be read.
+    static let currentUmask: mode_t = {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
+              let mask = mode_t(line.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8) else { return 0o022 }
+        return mask
+    }()
 }

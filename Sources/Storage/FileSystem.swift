@@ -28,6 +28,27 @@ public struct FileSystemError: TransientAwareError, CustomStringConvertible, Sen
         return "cannot \(operation) \(path): \(reason)\(advice)"
     }
 
+    /// The same for a photo's failure reason (its `.error.json`, its job, `status`): the path
+    /// without what names this host and process (a temporary file's name, a worker's folder
+    /// under `processing/`), which say nothing of the photo and change at every run.
+    public var reason: String {
+        let reason = String(cString: strerror(code))
+        let advice = code == ENOSPC || code == EDQUOT ? "; free space" : ""
+        return "cannot \(operation) \(Self.withoutProcess(path)): \(reason)\(advice)"
+    }
+
+    /// `path` with a temporary file's name (`.tmp-darkroom-HOST.PID-UUID`) written as
+    /// `(temporary file)` and a worker's folder under `processing/` as `(worker)`.
+    static func withoutProcess(_ path: String) -> String {
+        let components = path.split(separator: "/", omittingEmptySubsequences: false)
+        return components.indices.map { index in
+            let component = components[index]
+            if component.hasPrefix(FileSystem.temporaryPrefix) { return "(temporary file)" }
+            if index > 0, components[index - 1] == "processing", WorkerIdentity(name: String(component)) != nil { return "(worker)" }
+            return String(component)
+        }.joined(separator: "/")
+    }
+
     /// The same without the path (which may name the host and process in a temporary name), for
     /// answers to clients: the operation, the reason, and what to do.
     public var publicDescription: String {
@@ -242,7 +263,12 @@ public enum FileSystem {
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw FileSystemError(operation: "read (not a regular file)", path: path, code: EINVAL)
         }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        return try readAll(fd, upTo: Int(info.st_size), path: path)
+    }
+
+    /// Reads from `fd` (the file at `path`) until its end or `count` bytes, whichever is first.
+    static func readAll(_ fd: Int32, upTo count: Int, path: String) throws(FileSystemError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
         var total = 0
         let failure: FileSystemError? = bytes.withUnsafeMutableBytes { buffer in
             guard let base = buffer.baseAddress else { return nil }

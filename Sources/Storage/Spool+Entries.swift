@@ -43,7 +43,8 @@ extension Spool {
             // A rename sets the change time: a renamed entry keeps the one it had before.
             var changedBefore: Double?
             if name == nil || bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
-                let escaped = Self.escapedName(bytes)
+                // Each byte escaped takes three: shortened when it no longer fits in a name.
+                let escaped = Self.fittingName(Self.escapedName(bytes))
                 if sanitizing, let placed = renameRaw(in: directory, from: bytes, to: escaped) {
                     name = placed.name
                     changedBefore = placed.changed

@@ -131,9 +131,13 @@ extension Spool {
                 if FileManager.default.fileExists(atPath: path + ".json") {
                     _ = try? FileSystem.moveNoReplace(path + ".json", to: incoming + "/" + relative + ".json")
                 }
+                // Counted before it is in view again: a process that dies between the two (or
+                // on the photo itself, once it is taken again) never leaves it uncounted.
+                let countedFirst = FileSystem.entryStatus(incoming + "/" + relative) == nil
+                if countedFirst { countRecovery(of: relative) }
                 guard let placed = try? FileSystem.moveNoReplace(path, to: incoming + "/" + relative) else { continue }
                 let placedName = String(placed.dropFirst(incoming.count + 1))
-                countRecovery(of: placedName)
+                if !countedFirst || placedName != relative { countRecovery(of: placedName) }
                 recovered.append(.requeued(placedName))
             }
             if ownerDead { try? FileManager.default.removeItem(atPath: base) }

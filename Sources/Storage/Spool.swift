@@ -148,10 +148,13 @@ public struct Spool: Sendable {
 
     /// Moves a photo that cannot be processed into `failed/`, with its sidecar and
     /// `NAME.error.json` (the reason, the attempt count and the time). Returns the failed path.
+    /// A name too long to take the reason file's suffix is shortened (`fittingName`); the
+    /// report's `file` keeps the name it arrived under.
     @discardableResult
     public func fail(_ claim: Claim, reason: String, category: String, attempts: Int, now: Date = Date()) throws(FileSystemError) -> String {
         let before = FileSystem.entryStatus(claim.path)
-        let placed = try FileSystem.moveNoReplace(claim.path, to: failed + "/" + claim.sourceName)
+        // A name too long to take `.error.json` beside it is shortened; the report keeps the whole.
+        let placed = try FileSystem.moveNoReplace(claim.path, to: failed + "/" + Self.fittingName(claim.sourceName))
         if let sidecar = claim.sidecarPath {
             _ = try? FileSystem.moveNoReplace(sidecar, to: placed + ".json")
         }

@@ -50,7 +50,7 @@ enum CatalogChoice {
             (status, line) = (78, "\(setting): \(message)")
         case .unavailable, .busy:
             (status, line) = (69, error.description)
-        case .diskFull, .corrupt, .rule, .other, .leaseLost:
+        case .diskFull, .ioError, .corrupt, .rule, .other, .leaseLost:
             (status, line) = (70, error.description)
         }
         FileHandle.standardError.write(Data("darkroom: \(line)\n".utf8))
