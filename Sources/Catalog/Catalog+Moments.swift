@@ -62,7 +62,7 @@ extension Catalog {
         return try write { [momentRules] db in
             guard Declaration.backendIds.contains(id) else { throw MomentError.idOutOfRange(kind: "place", id: id) }
             var store = CatalogMomentStore(db: db)
-            let events = try MomentEngine(rules: momentRules).updatePlace(place, in: &store)
+            let events = try MomentEngine(rules: momentRules, naming: GazetteerNaming.standard).updatePlace(place, in: &store)
             try OutboxWriter(db: db, at: Date().timeIntervalSince1970).record(events)
             return place
         }
@@ -102,7 +102,7 @@ extension Catalog {
             guard let place = try store.place(id: moment.placeId) else {
                 throw CatalogError.refused("place \(moment.placeId) does not exist; declare it first (`darkroom places add`, or POST /v1/places)")
             }
-            let events = try MomentEngine(rules: momentRules).declare(moment, at: place, as: declaration, into: &store)
+            let events = try MomentEngine(rules: momentRules, naming: GazetteerNaming.standard).declare(moment, at: place, as: declaration, into: &store)
             try OutboxWriter(db: db, at: Date().timeIntervalSince1970).record(events)
             return (try store.moment(id: moment.id) ?? moment, events)
         }
@@ -173,9 +173,18 @@ extension Catalog {
     public func setCover(momentId: Int64, pictureId: Int64?, by user: String) throws(CatalogError) -> [MomentEvent] {
         try write { [momentRules] db in
             var store = CatalogMomentStore(db: db)
-            let events = try MomentEngine(rules: momentRules).setCover(momentId: momentId, pictureId: pictureId, by: user, in: &store)
+            let events = try MomentEngine(rules: momentRules, naming: GazetteerNaming.standard).setCover(momentId: momentId, pictureId: pictureId, by: user, in: &store)
             try OutboxWriter(db: db, at: Date().timeIntervalSince1970).record(events)
             return events
+        }
+    }
+
+    /// Names the automatic places and titles the automatic moments that have none (made before
+    /// naming, or without the gazetteer); declared ones are never touched.
+    public func nameAutomatic() throws(CatalogError) -> NamingOutcome {
+        try write { [momentRules] db in
+            var store = CatalogMomentStore(db: db)
+            return try MomentEngine(rules: momentRules, naming: GazetteerNaming.standard).nameAutomatic(in: &store)
         }
     }
 
@@ -185,7 +194,7 @@ extension Catalog {
     public func rebuildMoments(apply: Bool) throws(CatalogError) -> [MomentEvent] {
         try write(commit: apply) { [momentRules] db in
             var store = CatalogMomentStore(db: db)
-            let events = try MomentEngine(rules: momentRules).rebuild(&store)
+            let events = try MomentEngine(rules: momentRules, naming: GazetteerNaming.standard).rebuild(&store)
             try OutboxWriter(db: db, at: Date().timeIntervalSince1970).record(events)
             return events
         }

@@ -36,7 +36,7 @@ extension Catalog {
             // The picture joins its moment in this same transaction: serialised with
             // every other writer, so two photos of one new moment make one moment.
             var store = CatalogMomentStore(db: db)
-            let events = try MomentEngine(rules: momentRules).ingest(picture.momentFacts, into: &store)
+            let events = try MomentEngine(rules: momentRules, naming: GazetteerNaming.standard).ingest(picture.momentFacts, into: &store)
             try OutboxWriter(db: db, at: job.finishedAt).record(events)
             return .added(pictureId: pictureId, momentId: try store.momentId(ofPicture: pictureId))
         }

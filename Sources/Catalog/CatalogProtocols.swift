@@ -44,6 +44,8 @@ public protocol CatalogStore: PictureCatalog, WebhookStore {
     func setCover(momentId: Int64, pictureId: Int64?, by user: String) throws(CatalogError) -> [MomentEvent]
     /// Every place, by id.
     func places() throws(CatalogError) -> [Place]
+    /// Names the automatic places and titles the automatic moments that have none.
+    func nameAutomatic() throws(CatalogError) -> NamingOutcome
     /// Places whose centre lies within `radiusMetres` of `center`, nearest first.
     func places(around center: Coordinate, radiusMetres: Double) throws(CatalogError) -> [Place]
     /// A place by id.

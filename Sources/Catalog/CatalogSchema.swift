@@ -65,6 +65,12 @@ enum CatalogSchema {
             // arrives. Pictures added before it have none.
             try db.alter(table: "pictures") { t in t.add(column: "thumb_hash", .text) }
         }
+        migrator.registerMigration("v12-picture-time-zone-source") { db in
+            // Where the capture time's UTC offset came from (recorded, GPS, the sidecar's instant,
+            // the camera's maker note, the place's zone, or the default zone). Pictures added
+            // before it was kept have none.
+            try db.alter(table: "pictures") { t in t.add(column: "time_zone_source", .text) }
+        }
         return migrator
     }
 

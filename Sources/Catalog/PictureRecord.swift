@@ -26,6 +26,10 @@ public struct PictureRecord: Codable, Sendable, Equatable, FetchableRecord, Muta
     public var capturedLocal: String?
     public var capturedOffset: Int?
     public var timeSource: String?
+    /// Where the UTC offset of `capturedAt` came from (`OffsetSource`: `recorded`, `gps`,
+    /// `sidecar` are exact; `maker_note`, `place`, `assumed` inferred); nil for pictures added
+    /// before it was kept.
+    public var timeZoneSource: String?
     public var timeTrusted: Bool
     public var latitude: Double?
     public var longitude: Double?

@@ -7,8 +7,11 @@ import JSONValues
 
 /// Maps what was read and rendered from a photo onto its catalog row.
 public enum PictureRecordBuilder {
-    public static func make(metadata: CaptureMetadata, info: ImageInfo, rendered: RenderResult, sourceName: String,
+    /// `now` is the photo's arrival: a capture time later than it plus a day is kept but untrusted
+    /// (`CaptureTimePlausibility`), so that moments do not use it.
+    public static func make(metadata read: CaptureMetadata, info: ImageInfo, rendered: RenderResult, sourceName: String,
                      originalPath: String, feed: VariantRecipe, now: Date) -> PictureRecord {
+        let metadata = CaptureTimePlausibility.checked(read, arrival: now)
         var picture = PictureRecord(
             sha256: metadata.sha256, sourceName: sourceName, originalPath: originalPath,
             mimeType: metadata.mimeType ?? info.format.mimeType, byteSize: Int64(metadata.byteSize),
@@ -24,6 +27,7 @@ public enum PictureRecordBuilder {
             picture.capturedLocal = time.localTime
             picture.capturedOffset = time.offsetSeconds
             picture.timeSource = time.source.rawValue
+            picture.timeZoneSource = time.offsetSource.rawValue
             picture.timeTrusted = time.trusted
             // Moments use only a trusted time: a file time says when a copy was made.
             picture.momentTime = time.trusted ? time.instant.timeIntervalSince1970 : nil

@@ -18,7 +18,7 @@ extension MomentEngine {
             declared.append(PlacedMoment(moment: moment, place: place))
         }
         let plan = MomentPlanner.plan(pictures: pictures, declared: declared, rules: rules)
-        var tx = MomentTransaction(rules: rules)
+        var tx = MomentTransaction(rules: rules, naming: naming)
 
         var current: [Int64: Int64] = [:]
         for picture in pictures {

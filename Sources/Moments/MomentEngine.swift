@@ -13,9 +13,14 @@ public struct MomentEngine: Sendable {
     /// The rules in force.
     public let rules: MomentRules
 
-    /// An engine applying `rules`.
-    public init(rules: MomentRules = .default) {
+    /// Names automatic places and titles automatic moments (the gazetteer's, in the catalogs);
+    /// nil leaves them unnamed.
+    public let naming: (any AutomaticNaming)?
+
+    /// An engine applying `rules`, naming what it creates with `naming`.
+    public init(rules: MomentRules = .default, naming: (any AutomaticNaming)? = nil) {
         self.rules = rules
+        self.naming = naming
     }
 
     /// Files a new picture: into the declared moment it matches or asked for, else into the
@@ -26,7 +31,7 @@ public struct MomentEngine: Sendable {
     public func ingest<S: MomentStore>(_ photo: PhotoFacts, into store: inout S) throws -> [MomentEvent] {
         var photo = photo
         photo.coverScore = CoverScore.unit(photo.coverScore)
-        var tx = MomentTransaction(rules: rules)
+        var tx = MomentTransaction(rules: rules, naming: naming)
         if let existing = try store.picture(id: photo.id) {
             if existing == photo { return [] }
             try remove(pictureId: photo.id, in: &tx, store: &store)
@@ -47,7 +52,7 @@ public struct MomentEngine: Sendable {
     /// Removes a picture: its automatic moment is recomputed (and may split or vanish), and a
     /// cover it held falls back to the next choice. Removing an unknown id changes nothing.
     public func remove<S: MomentStore>(pictureId: Int64, from store: inout S) throws -> [MomentEvent] {
-        var tx = MomentTransaction(rules: rules)
+        var tx = MomentTransaction(rules: rules, naming: naming)
         try remove(pictureId: pictureId, in: &tx, store: &store)
         try tx.finish(in: &store)
         return tx.events
@@ -74,7 +79,7 @@ public struct MomentEngine: Sendable {
     public func declare<S: MomentStore>(_ moment: Moment, at place: Place, as declaration: Declaration = .create,
                                         into store: inout S) throws -> [MomentEvent] {
         try validate(moment, at: place)
-        var tx = MomentTransaction(rules: rules)
+        var tx = MomentTransaction(rules: rules, naming: naming)
         let old = try store.moment(id: moment.id)
         if let old, old.kind != .declared {
             throw MomentError.invalidMoment(id: moment.id, reason: "the id belongs to an automatic moment")
@@ -128,7 +133,7 @@ public struct MomentEngine: Sendable {
         guard moment.kind == .declared else {
             throw MomentError.invalidMoment(id: momentId, reason: "automatic moments are not withdrawn, only declared ones")
         }
-        var tx = MomentTransaction(rules: rules)
+        var tx = MomentTransaction(rules: rules, naming: naming)
         let assigned = Set(try store.pictures(inMoment: momentId).map(\.id))
         let affected = try members(of: momentId, in: store)
         try store.deleteMoment(id: momentId)
@@ -145,7 +150,7 @@ public struct MomentEngine: Sendable {
                                          in store: inout S) throws -> [MomentEvent] {
         guard var moment = try store.moment(id: momentId) else { throw MomentError.momentNotFound(id: momentId) }
         guard let user, user == moment.creator else { throw MomentError.notCreator(momentId: momentId, user: user) }
-        var tx = MomentTransaction(rules: rules)
+        var tx = MomentTransaction(rules: rules, naming: naming)
         if let pictureId {
             guard try store.momentId(ofPicture: pictureId) == momentId else {
                 throw MomentError.pictureNotInMoment(pictureId: pictureId, momentId: momentId)
@@ -174,7 +179,7 @@ public struct MomentEngine: Sendable {
         }
         guard old != place else { return [] }
         try store.savePlace(place)
-        var tx = MomentTransaction(rules: rules)
+        var tx = MomentTransaction(rules: rules, naming: naming)
         if !old.hasSameGeometry(as: place) {
             var affected = Set<Int64>()
             for moment in try store.moments(atPlace: place.id) where moment.kind == .declared {

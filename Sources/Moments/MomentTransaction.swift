@@ -8,12 +8,15 @@ import Foundation
 /// component; automatic moments are exactly those components.
 struct MomentTransaction {
     let rules: MomentRules
+    /// Names automatic places and titles automatic moments; nil leaves them unnamed.
+    let naming: (any AutomaticNaming)?
     private(set) var events: [MomentEvent] = []
     /// Moments whose members changed: refreshed once by `finish`.
     private var touched: Set<Int64> = []
 
-    init(rules: MomentRules) {
+    init(rules: MomentRules, naming: (any AutomaticNaming)? = nil) {
         self.rules = rules
+        self.naming = naming
     }
 
     mutating func emit(_ event: MomentEvent) { events.append(event) }
@@ -105,7 +108,8 @@ struct MomentTransaction {
             let place = try placeForAnchor(at: tp.location, in: &store)
             let moment = try store.createMoment(Moment(id: 0, kind: .automatic, placeId: place.id, start: tp.time,
                                                        end: tp.time, creator: photo.author,
-                                                       visibility: rules.automaticVisibility))
+                                                       visibility: rules.automaticVisibility,
+                                                       title: automaticTitle(place: place, start: tp.time, anchor: tp.location)))
             emit(.momentCreated(moment))
             momentId = moment.id
         }
@@ -166,7 +170,8 @@ struct MomentTransaction {
             guard let anchor = component.first?.timeAndPlace else { continue }
             let place = try placeForAnchor(at: anchor.location, in: &store)
             var draft = Moment(id: 0, kind: .automatic, placeId: place.id, start: anchor.time, end: anchor.time,
-                               creator: moment.creator, visibility: moment.visibility)
+                               creator: moment.creator, visibility: moment.visibility,
+                               title: automaticTitle(place: place, start: anchor.time, anchor: anchor.location))
             if moment.coverSource == .creator, let cover = moment.coverPictureId, component.contains(where: { $0.id == cover }) {
                 draft.coverPictureId = cover
                 draft.coverSource = .creator
@@ -192,7 +197,15 @@ struct MomentTransaction {
             return ra != rb ? ra < rb : a.id < b.id
         }
         if let best { return best }
-        return try store.createPlace(name: nil, center: location, radiusMetres: rules.automaticRadiusMetres)
+        return try store.createPlace(name: naming?.placeName(at: location), center: location,
+                                     radiusMetres: rules.automaticRadiusMetres)
+    }
+
+    /// An automatic moment's title from its place's name (declared or automatic) and the local
+    /// date of its start; nil without naming or a name.
+    func automaticTitle(place: Place, start: Date, anchor: Coordinate) -> String? {
+        guard let naming, let name = place.name ?? naming.placeName(at: place.center) else { return nil }
+        return naming.title(placeName: name, start: start, at: anchor)
     }
 
     // MARK: Finishing
@@ -212,7 +225,9 @@ struct MomentTransaction {
                 }
                 // Every picture of an automatic moment has a time and a location.
                 if let anchor = digest.earliest?.location {
-                    moment.placeId = try placeForAnchor(at: anchor, in: &store).id
+                    let place = try placeForAnchor(at: anchor, in: &store)
+                    moment.placeId = place.id
+                    if let title = automaticTitle(place: place, start: moment.start, anchor: anchor) { moment.title = title }
                 }
             }
             try refreshCover(of: &moment, digest: digest, in: store)

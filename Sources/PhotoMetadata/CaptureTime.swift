@@ -9,6 +9,12 @@ public enum TimeSource: String, Sendable, Codable {
     /// EXIF DateTimeOriginal with the offset that makes it the sidecar's instant (Google
     /// Takeout's `photoTakenTime` is UTC), rounded to 15 minutes.
     case exifOriginalSidecarOffset = "exif_original_sidecar_offset"
+    /// EXIF DateTimeOriginal in the zone the camera recorded in its maker note (Canon, Nikon):
+    /// inferred, since the camera's zone setting may be stale.
+    case exifOriginalMakerNoteZone = "exif_original_maker_note_zone"
+    /// EXIF DateTimeOriginal in the time zone of the place it was taken, on that date
+    /// (daylight saving included): inferred.
+    case exifOriginalPlaceZone = "exif_original_place_zone"
     /// EXIF DateTimeOriginal in the configured default zone: the instant may be off by hours.
     case exifOriginalAssumedZone = "exif_original_assumed_zone"
     /// EXIF DateTimeDigitized (see `CaptureTime.offsetSource` for its zone).
@@ -29,8 +35,23 @@ public enum OffsetSource: String, Sendable, Codable {
     case gps
     /// Derived from the sidecar's instant (the EXIF time had no offset), rounded to 15 minutes.
     case sidecar
+    /// The zone the camera recorded in its maker note (Canon TimeInfo, Nikon WorldTime), with
+    /// its daylight-saving flag.
+    case makerNote = "maker_note"
+    /// The IANA zone of the place where the photo was taken (the gazetteer's), at that date.
+    case place
     /// Not known: the configured default zone was assumed (`offsetSeconds` is then nil).
     case assumed
+
+    /// Whether the offset is known for certain (recorded with the time, or from the GPS clock or
+    /// the sidecar's instant), rather than inferred from the camera's setting, the place or the
+    /// default zone.
+    public var isExact: Bool {
+        switch self {
+        case .recorded, .gps, .sidecar: true
+        case .makerNote, .place, .assumed: false
+        }
+    }
 }
 
 /// When a photo was taken: the instant, the wall-clock time where it was taken, and how each was

@@ -9,12 +9,19 @@ struct CaptureTimeResolver {
     let sidecar: Sidecar?
     let fileTime: Date?
     let options: MetadataOptions
+    /// The camera's zone from its maker note, when it records one.
+    let makerNoteZone: MakerNoteZone?
+    /// Where the photo was taken: its zone on that date is the next guess after the maker note.
+    let location: GeoLocation?
     private(set) var warnings: [String] = []
     private(set) var conflicts: [String] = []
     /// The camera's time, when the sidecar's replaced it.
     private(set) var cameraTime: CaptureTime?
 
-    init(tags: ExifTags?, sidecar: Sidecar?, fileTime: Date?, options: MetadataOptions) {
+    init(tags: ExifTags?, sidecar: Sidecar?, fileTime: Date?, options: MetadataOptions,
+         makerNoteZone: MakerNoteZone? = nil, location: GeoLocation? = nil) {
+        self.makerNoteZone = makerNoteZone
+        self.location = location
         self.tags = tags
         self.sidecar = sidecar
         self.fileTime = fileTime
@@ -33,6 +40,9 @@ struct CaptureTimeResolver {
         var recordedSource: TimeSource
         var gpsSource: TimeSource
         var assumedSource: TimeSource
+        /// With the camera's maker-note zone, and with the place's zone.
+        var makerNoteSource: TimeSource
+        var placeSource: TimeSource
         /// With the offset that makes it the sidecar's instant.
         var sidecarSource: TimeSource
     }
@@ -42,16 +52,19 @@ struct CaptureTimeResolver {
                       subSecondTag: ExifTagNumber.subSecTimeOriginal, subSecondName: "SubSecTimeOriginal",
                       offsetTag: ExifTagNumber.offsetTimeOriginal, offsetName: "OffsetTimeOriginal",
                       recordedSource: .exifOriginal, gpsSource: .exifOriginalGPSOffset,
-                      assumedSource: .exifOriginalAssumedZone, sidecarSource: .exifOriginalSidecarOffset),
+                      assumedSource: .exifOriginalAssumedZone, makerNoteSource: .exifOriginalMakerNoteZone,
+                      placeSource: .exifOriginalPlaceZone, sidecarSource: .exifOriginalSidecarOffset),
         ExifTimeField(name: "DateTimeDigitized", dateTag: ExifTagNumber.dateTimeDigitized, directory: .exif,
                       subSecondTag: ExifTagNumber.subSecTimeDigitized, subSecondName: "SubSecTimeDigitized",
                       offsetTag: ExifTagNumber.offsetTimeDigitized, offsetName: "OffsetTimeDigitized",
                       recordedSource: .exifDigitized, gpsSource: .exifDigitized, assumedSource: .exifDigitized,
+                      makerNoteSource: .exifDigitized, placeSource: .exifDigitized,
                       sidecarSource: .exifDigitized),
         ExifTimeField(name: "DateTime", dateTag: ExifTagNumber.dateTime, directory: .ifd0,
                       subSecondTag: ExifTagNumber.subSecTime, subSecondName: "SubSecTime",
                       offsetTag: ExifTagNumber.offsetTime, offsetName: "OffsetTime",
                       recordedSource: .exifDateTime, gpsSource: .exifDateTime, assumedSource: .exifDateTime,
+                      makerNoteSource: .exifDateTime, placeSource: .exifDateTime,
                       sidecarSource: .exifDateTime),
     ]
 
@@ -128,7 +141,10 @@ struct CaptureTimeResolver {
         if let offset = gpsDerivedOffset(for: wall) {
             return time(wall, offset: offset, source: field.gpsSource, offsetSource: .gps)
         }
-        return assumed(wall, source: field.assumedSource)
+        if let makerNoteZone {
+            return time(wall, offset: makerNoteZone.offsetSeconds, source: field.makerNoteSource, offsetSource: .makerNote)
+        }
+        return inferred(wall, placeSource: field.placeSource, assumedSource: field.assumedSource)
     }
 
     /// OffsetTime* and SubSecTime* belong in the Exif IFD; some writers put them in IFD0.
@@ -158,9 +174,11 @@ struct CaptureTimeResolver {
         let wallSeconds = Double(wall.secondsAsIfUTC) + Double(wall.millisecond ?? 0) / 1000
         let step = Double(MetadataLimits.offsetRoundingSeconds)
         let offset = Int(((wallSeconds - gpsSeconds) / step).rounded()) * MetadataLimits.offsetRoundingSeconds
-        guard LocalDateTime.isPlausibleOffset(offset) else {
+        let residual = abs(wallSeconds - gpsSeconds - Double(offset))
+        guard LocalDateTime.isPlausibleOffset(offset), residual <= MetadataLimits.gpsClockToleranceSeconds else {
             warnings.append("EXIF GPS time differs from the camera time by \(Int(wallSeconds - gpsSeconds)) s, "
-                            + "which is no time zone; GPS-derived offset ignored")
+                            + "which is no time zone (within \(Int(MetadataLimits.gpsClockToleranceSeconds)) s); "
+                            + "GPS-derived offset ignored")
             return nil
         }
         return offset
@@ -186,15 +204,15 @@ struct CaptureTimeResolver {
         case .absent:
             break
         }
-        return assumed(wall, source: .sidecar)
+        return inferred(wall, placeSource: .sidecar, assumedSource: .sidecar)
     }
 
     /// An EXIF time without an offset, given the offset that makes it the sidecar's instant
     /// (Takeout's `photoTakenTime` is the right instant but says nothing of the zone; the camera's
-    /// wall time is right but has no zone): nil unless the EXIF zone was assumed, the sidecar's
+    /// wall time is right but has no zone): nil unless the EXIF zone was inferred, the sidecar's
     /// instant is known, and the difference is a real offset to within the tolerance.
     private func zoned(_ exif: CaptureTime, field: ExifTimeField, bySidecar sidecar: CaptureTime) -> CaptureTime? {
-        guard exif.offsetSource == .assumed, sidecar.offsetSource == .recorded,
+        guard !exif.offsetSource.isExact, sidecar.offsetSource == .recorded,
               case .valid(let wall) = LocalDateTime.parse(exif: exif.localTime, years: 1...9999) else { return nil }
         let difference = Double(wall.secondsAsIfUTC) + Double(wall.millisecond ?? 0) / 1000 - sidecar.instant.timeIntervalSince1970
         let step = Double(MetadataLimits.offsetRoundingSeconds)
@@ -204,11 +222,11 @@ struct CaptureTimeResolver {
     }
 
     /// How many seconds apart the sidecar's time and the EXIF time are, when more than the
-    /// tolerance; nil when they agree. When either side's zone was assumed, wall times are
+    /// tolerance; nil when they agree. When either side's zone was inferred, wall times are
     /// compared, since its instant is only a guess.
     private func disagreement(exif: CaptureTime, sidecar: CaptureTime) -> Int? {
         let difference: Double
-        if exif.offsetSource == .assumed || sidecar.offsetSource == .assumed {
+        if !exif.offsetSource.isExact || !sidecar.offsetSource.isExact {
             guard case .valid(let a) = LocalDateTime.parse(exif: exif.localTime, years: 1...9999),
                   case .valid(let b) = LocalDateTime.parse(exif: sidecar.localTime, years: 1...9999)
             else { return nil }
@@ -230,6 +248,15 @@ struct CaptureTimeResolver {
     private func time(_ wall: LocalDateTime, offset: Int, source: TimeSource, offsetSource: OffsetSource) -> CaptureTime {
         CaptureTime(instant: wall.instant(offsetSeconds: offset), localTime: wall.isoString, offsetSeconds: offset,
                     source: source, offsetSource: offsetSource, trusted: true)
+    }
+
+    /// A wall time without a recorded offset: in the zone of the place it was taken when the
+    /// location is known (and the gazetteer loaded), else in the default zone.
+    private mutating func inferred(_ wall: LocalDateTime, placeSource: TimeSource, assumedSource: TimeSource) -> CaptureTime {
+        if options.zoneFromPlace, let location, let zone = PlaceZone.zone(latitude: location.latitude, longitude: location.longitude) {
+            return time(wall, offset: wall.offset(in: zone), source: placeSource, offsetSource: .place)
+        }
+        return assumed(wall, source: assumedSource)
     }
 
     private func assumed(_ wall: LocalDateTime, source: TimeSource) -> CaptureTime {

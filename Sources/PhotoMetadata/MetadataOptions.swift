@@ -41,6 +41,11 @@ public struct MetadataOptions: Sendable, Equatable {
     /// lacks.
     public var sidecarOverridesExif: Bool
 
+    /// Whether a capture time without a recorded, GPS-derived or maker-note offset takes the
+    /// time zone of the place it was taken (the gazetteer's zone of its location, at that date)
+    /// before the default zone.
+    public var zoneFromPlace: Bool
+
     /// Options with the given default zone and the documented default limits.
     public init(
         defaultTimeZone: TimeZone = .gmt,
@@ -48,8 +53,10 @@ public struct MetadataOptions: Sendable, Equatable {
         maxExifBytes: Int = 1 << 20,
         sidecarTimeTolerance: TimeInterval = 60,
         sidecarDistanceTolerance: Double = 100,
-        sidecarOverridesExif: Bool = false
+        sidecarOverridesExif: Bool = false,
+        zoneFromPlace: Bool = true
     ) {
+        self.zoneFromPlace = zoneFromPlace
         self.sidecarOverridesExif = sidecarOverridesExif
         self.defaultTimeZone = defaultTimeZone
         self.plausibleYears = plausibleYears
@@ -72,6 +79,9 @@ enum MetadataLimits {
     /// Every UTC offset in use today is a multiple of 15 minutes (Nepal +05:45, Chatham +12:45),
     /// so an offset derived from GPS time is rounded to this step, in seconds.
     static let offsetRoundingSeconds = 15 * 60
+    /// How far the camera's clock may be from the GPS clock, beyond a whole offset, for the GPS
+    /// time to give the offset: cameras drift by a minute or two between settings.
+    static let gpsClockToleranceSeconds = 120.0
     /// Mean Earth radius in metres, for great-circle distances.
     static let earthRadiusMetres = 6_371_008.8
 }

@@ -53,6 +53,7 @@ public enum PhotoMetadata {
         warnings += block.warnings
 
         var tags: ExifTags?
+        var makerNoteZone: MakerNoteZone?
         if var exif = block.block {
             if exif.count > options.maxExifBytes {
                 warnings.append("EXIF block of \(exif.count) bytes exceeds the \(options.maxExifBytes)-byte limit; "
@@ -62,15 +63,18 @@ public enum PhotoMetadata {
             let read = ExifReader.read(exif)
             tags = read.tags
             warnings += read.warnings
+            makerNoteZone = MakerNoteZone.read(block: exif, make: read.tags?.string(ExifTagNumber.make, in: .ifd0))
         } else if mediaType != nil {
             warnings.append("no EXIF block")
         }
 
-        var time = CaptureTimeResolver(tags: tags, sidecar: sidecar, fileTime: fileTime, options: options)
-        let captureTime = time.resolve()
-        warnings += time.warnings
+        // The place first: its time zone is one of the guesses for a time without an offset.
         var place = LocationResolver(tags: tags, sidecar: sidecar, options: options)
         let location = place.resolve()
+        var time = CaptureTimeResolver(tags: tags, sidecar: sidecar, fileTime: fileTime, options: options,
+                                       makerNoteZone: makerNoteZone, location: location)
+        let captureTime = CaptureTimePlausibility.flagFactoryDate(time.resolve(), warnings: &warnings)
+        warnings += time.warnings
         warnings += place.warnings
 
         return CaptureMetadata(

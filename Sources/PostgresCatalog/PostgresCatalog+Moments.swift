@@ -38,7 +38,7 @@ extension PostgresCatalog: CatalogStore {
             guard let place = try store.place(id: moment.placeId) else {
                 throw CatalogError.refused("place \(moment.placeId) does not exist; declare it first (`darkroom places add`, or POST /v1/places)")
             }
-            let events = try MomentEngine(rules: momentRules).declare(moment, at: place, as: declaration, into: &store)
+            let events = try MomentEngine(rules: momentRules, naming: GazetteerNaming.standard).declare(moment, at: place, as: declaration, into: &store)
             try Self.recordOutbox(events, at: Date().timeIntervalSince1970, session)
             return (try store.moment(id: moment.id) ?? moment, events)
         }
@@ -54,7 +54,7 @@ extension PostgresCatalog: CatalogStore {
         return try write { session in
             guard Declaration.backendIds.contains(id) else { throw MomentError.idOutOfRange(kind: "place", id: id) }
             var store = PostgresMomentStore(session: session, rules: momentRules)
-            let events = try MomentEngine(rules: momentRules).updatePlace(place, in: &store)
+            let events = try MomentEngine(rules: momentRules, naming: GazetteerNaming.standard).updatePlace(place, in: &store)
             try Self.recordOutbox(events, at: Date().timeIntervalSince1970, session)
             return place
         }
@@ -64,7 +64,7 @@ extension PostgresCatalog: CatalogStore {
     public func setCover(momentId: Int64, pictureId: Int64?, by user: String) throws(CatalogError) -> [MomentEvent] {
         try write { session in
             var store = PostgresMomentStore(session: session, rules: momentRules)
-            let events = try MomentEngine(rules: momentRules).setCover(momentId: momentId, pictureId: pictureId, by: user, in: &store)
+            let events = try MomentEngine(rules: momentRules, naming: GazetteerNaming.standard).setCover(momentId: momentId, pictureId: pictureId, by: user, in: &store)
             try Self.recordOutbox(events, at: Date().timeIntervalSince1970, session)
             return events
         }
@@ -150,6 +150,15 @@ extension PostgresCatalog: CatalogStore {
         }
     }
 
+    /// Names the automatic places and titles the automatic moments that have none (made before
+    /// naming, or without the gazetteer); declared ones are never touched.
+    public func nameAutomatic() throws(CatalogError) -> NamingOutcome {
+        try write(deadlines: .maintenance) { session in
+            var store = PostgresMomentStore(session: session, rules: momentRules)
+            return try MomentEngine(rules: momentRules, naming: GazetteerNaming.standard).nameAutomatic(in: &store)
+        }
+    }
+
     /// Recomputes every moment from the pictures and declared moments and returns what
     /// changed: nothing, when the incremental state was right. With `apply` false the changes
     /// are computed and rolled back, for a check.
@@ -157,7 +166,7 @@ extension PostgresCatalog: CatalogStore {
         // One transaction over every picture: minutes on a large catalog are no outage.
         try write(commit: apply, deadlines: .maintenance) { session in
             var store = PostgresMomentStore(session: session, rules: momentRules)
-            let events = try MomentEngine(rules: momentRules).rebuild(&store)
+            let events = try MomentEngine(rules: momentRules, naming: GazetteerNaming.standard).rebuild(&store)
             try Self.recordOutbox(events, at: Date().timeIntervalSince1970, session)
             return events
         }

@@ -51,7 +51,7 @@ extension PostgresCatalog: PictureCatalog {
             job.pictureId = pictureId
             store.knowNew(pictureId: pictureId)
             try store.knowPlacing(of: picture.momentFacts, rows: inserted, rules: momentRules)
-            let events = try MomentEngine(rules: momentRules).ingest(picture.momentFacts, into: &store)
+            let events = try MomentEngine(rules: momentRules, naming: GazetteerNaming.standard).ingest(picture.momentFacts, into: &store)
             try Self.recordOutbox(events, at: job.finishedAt, session, known: [pictureId: picture.thumbHash])
             return .added(pictureId: pictureId, momentId: try store.momentId(ofPicture: pictureId))
         }

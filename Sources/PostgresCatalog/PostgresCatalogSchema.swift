@@ -190,5 +190,7 @@ enum PostgresCatalogSchema {
         webhookDeliveries,
         PostgresMomentLookups.migration,
         PostgresCatalog.instanceHeartbeats,
+        // Where the capture time's UTC offset came from, as in the SQLite catalog's v12.
+        .init("catalog-v2-picture-time-zone-source", ["ALTER TABLE pictures ADD COLUMN time_zone_source text"]),
     ])
 }

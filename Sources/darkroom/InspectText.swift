@@ -1,9 +1,22 @@
 import Foundation
 import Imaging
 import Operations
+import PhotoMetadata
 
 /// The text form of `darkroom inspect`.
 enum InspectText {
+    /// Where the offset came from, and whether it is exact or inferred.
+    static func zoneSource(_ source: OffsetSource) -> String {
+        switch source {
+        case .recorded: " recorded with the time, exact"
+        case .gps: " from GPS time, exact"
+        case .sidecar: " from the sidecar's time, exact"
+        case .makerNote: " from the camera's maker note, inferred"
+        case .place: " the zone of the place where it was taken, inferred"
+        case .assumed: " the default zone, inferred"
+        }
+    }
+
     static func render(_ report: PhotoReport) -> String {
         let m = report.metadata
         var lines = ["\(report.file)"]
@@ -17,8 +30,8 @@ enum InspectText {
             add("placeholder", "\(thumbHash) (ThumbHash; average colour \(String(format: "#%02x%02x%02x", average.red, average.green, average.blue)))")
         }
         if let time = m.captureTime {
-            let offset = time.offsetSeconds.map { Self.offset($0) + (time.offsetSource == .gps ? " from GPS time" : time.offsetSource == .sidecar ? " from the sidecar's time" : "") }
-                ?? "no offset in the file: read in the default zone"
+            let offset = time.offsetSeconds.map { Self.offset($0) + Self.zoneSource(time.offsetSource) }
+                ?? "no offset in the file: read in the default zone, inferred"
             add("taken", "\(time.localTime) (\(offset)) = \(ISO8601DateFormatter().string(from: time.instant)) from \(time.source.rawValue)\(time.trusted ? "" : ", untrusted")")
         } else {
             add("taken", "unknown")

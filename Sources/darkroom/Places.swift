@@ -13,15 +13,16 @@ struct Places: ParsableCommand {
         declares places with its own ids; automatic moments create places of their own \
         (negative ids) when no declared place holds their photos.
         """,
-        subcommands: [Add.self, Update.self, List.self, Around.self])
+        subcommands: [Add.self, Update.self, List.self, Around.self, Name.self])
 
-    /// A point and a radius, validated.
+    /// A point and a radius, validated. The value after each option is taken as it is, so that
+    /// `--lat -33.8568` is a southern latitude rather than an unknown option `-3`.
     struct Circle: ParsableArguments {
-        @Option(help: ArgumentHelp("Latitude in degrees, -90...90.", valueName: "degrees"))
+        @Option(parsing: .unconditional, help: ArgumentHelp("Latitude in degrees, -90...90.", valueName: "degrees"))
         var lat: Double
-        @Option(help: ArgumentHelp("Longitude in degrees, -180...180.", valueName: "degrees"))
+        @Option(parsing: .unconditional, help: ArgumentHelp("Longitude in degrees, -180...180.", valueName: "degrees"))
         var long: Double
-        @Option(help: ArgumentHelp("Radius in metres, above 0.", valueName: "metres"))
+        @Option(parsing: .unconditional, help: ArgumentHelp("Radius in metres, above 0.", valueName: "metres"))
         var rad: Double
 
         func validate() throws {
@@ -77,7 +78,7 @@ struct Places: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run() throws {
-            let places = try options.catalog().places().map(PlaceView.init)
+            let places = try options.readingCatalog().places().map(PlaceView.init)
             try Output.print(places, json: json) { $0.map(PlacesText.line).joined(separator: "\n") }
         }
     }
@@ -90,8 +91,35 @@ struct Places: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run() throws {
-            let places = try options.catalog().places(around: circle.center, radiusMetres: circle.rad).map(PlaceView.init)
+            let places = try options.readingCatalog().places(around: circle.center, radiusMetres: circle.rad).map(PlaceView.init)
             try Output.print(places, json: json) { $0.isEmpty ? "no place within \(circle.rad) m" : $0.map(PlacesText.line).joined(separator: "\n") }
+        }
+    }
+}
+
+extension Places {
+    struct Name: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Name the automatic places and title the automatic moments that have none.",
+            discussion: """
+            Automatic places take the nearest city's name from GeoNames' cities (within 30 km, \
+            else the region and country); automatic moments the place and their local date \
+            ("Brecon, 12 May 2024"). Declared places and moments keep the backend's names.
+            """)
+        @OptionGroup var options: ConfigOption
+        @Flag(help: "Every automatic place and moment without a name (required: the only mode).") var all = false
+        @Flag(help: "Print JSON.") var json = false
+
+        func validate() throws {
+            guard all else { throw ValidationError("say --all: every automatic place and moment without a name is named") }
+        }
+
+        func run() throws {
+            let outcome = try options.catalog().nameAutomatic()
+            let counts: [String: Int] = ["places": outcome.places, "moments": outcome.moments]
+            try Output.print(counts, json: json) { _ in
+                "named \(outcome.places) automatic place(s) and titled \(outcome.moments) automatic moment(s)"
+            }
         }
     }
 }
@@ -118,4 +146,25 @@ extension ConfigOption {
     func catalog() throws -> any CatalogStore {
         try CatalogChoice.open(try load()).store
     }
+
+    /// The configured catalog for a command that only reads: an SQLite catalog that is not
+    /// there yet reads as an empty one, made in a scratch folder that is removed when the
+    /// process exits, so that a listing creates nothing where it runs.
+    func readingCatalog() throws -> any CatalogStore {
+        var configuration = try load()
+        if configuration.effectiveCatalogURL() == nil && !FileManager.default.fileExists(atPath: configuration.catalogPath) {
+            configuration.catalogPath = ScratchFolder.path + "/catalog.sqlite"
+        }
+        return try CatalogChoice.open(configuration).store
+    }
+}
+
+/// A temporary folder for what a read-only command must open but not keep, removed at exit.
+enum ScratchFolder {
+    static let path: String = {
+        let path = NSTemporaryDirectory() + "darkroom-scratch-" + UUID().uuidString
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(atPath: ScratchFolder.path) }
+        return path
+    }()
 }

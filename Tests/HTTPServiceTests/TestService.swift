@@ -218,7 +218,8 @@ enum Samples {
     /// A small JPEG (128×128, 6 KB, no EXIF).
     static func hopper() throws -> [UInt8] { try bytes("hopper.jpg") }
 
-    /// A small JPEG with GPS (47.354184, 10.191316) and a time (2019-10-03T09:10:11).
+    /// A small JPEG with GPS (47.354184, 10.191316) and a local time without offset
+    /// (2019-10-03T09:10:11, so 07:10:11Z in the zone of that place, Europe/Vienna, in October).
     static func gpsPhoto() throws -> [UInt8] { try bytes("issue-exifr-13.jpg") }
 
     /// A JPEG made distinct by a comment segment right after its start marker.

@@ -204,7 +204,7 @@ struct UploadFlowTests {
         try await TestService.with(store: store) { service in
             _ = try await service.send(.POST, "/v1/places", json: #"{"id": 1, "lat": 47.3541, "long": 10.1913, "rad": 300}"#)
             _ = try await service.send(.POST, "/v1/moments", json: """
-                {"id": 5, "place_id": 1, "start": "2019-10-03T08:00:00Z", "end": "2019-10-03T12:00:00Z", "creator": "alice"}
+                {"id": 5, "place_id": 1, "start": "2019-10-03T08:00:00+02:00", "end": "2019-10-03T12:00:00+02:00", "creator": "alice"}
                 """)
             let accepted = try await service.upload(try Samples.gpsPhoto(), query: "author_id=alice")
             let done = try await service.settled(try #require(try accepted.object()["id"] as? String))

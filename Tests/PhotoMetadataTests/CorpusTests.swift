@@ -7,7 +7,9 @@ import SeededRandom
 /// the shared corpus, and no crash on any of its files.
 @Suite("Corpus agreement", .enabled(if: Corpus.isAvailable, "../shared/corpus not found (set DARKROOM_CORPUS)"))
 struct CorpusTests {
-    private static let originalSources: Set<TimeSource> = [.exifOriginal, .exifOriginalGPSOffset, .exifOriginalAssumedZone]
+    private static let originalSources: Set<TimeSource> = [
+        .exifOriginal, .exifOriginalGPSOffset, .exifOriginalMakerNoteZone, .exifOriginalPlaceZone, .exifOriginalAssumedZone,
+    ]
 
     @Test("every manifest row agrees with ExifTool's values")
     func manifestAgreement() throws {
