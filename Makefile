@@ -8,7 +8,8 @@ SWIFT ?= swift
 # that conversion with lcms2's own transicc. postgresql: the server the PostgreSQL tests start
 # in a temporary directory of their own (initdb, pg_ctl; its contrib extension `cube` indexes
 # the catalog's places and pictures); the catalog itself needs only a server's address.
-DEBS := pkg-config libjpeg62-turbo-dev libpng-dev libexif-dev libsqlite3-dev libheif-dev libwebp-dev liblcms2-dev liblcms2-utils postgresql curl libxml2
+# jq: the documentation's examples, which DocumentationTests runs, read JSON answers with it.
+DEBS := pkg-config libjpeg62-turbo-dev libpng-dev libexif-dev libsqlite3-dev libheif-dev libwebp-dev liblcms2-dev liblcms2-utils postgresql curl libxml2 jq
 # The S3 server the object-storage tests start: Ceph's RADOS Gateway on a one-node cluster in a
 # temporary directory (curl signs the harness's own requests). Without their recommendations,
 # which would bring a manager, a metadata server, FUSE, chrony and dozens of Python packages.
@@ -24,10 +25,15 @@ RELEASE_BIN := .build/release/darkroom
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man/man1
+# The gazetteer's data (GeoNames' cities): the binary looks for it in ../share/darkroom/.
+DATADIR ?= $(PREFIX)/share/darkroom
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 CONFDIR ?= $(SYSCONFDIR)/darkroom
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+# The binary's debug information, kept apart from the stripped binary, where gdb looks for it
+# by the binary's .gnu_debuglink (as Debian's -dbgsym packages place it).
+DEBUGDIR ?= /usr/lib/debug$(BINDIR)
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
@@ -70,14 +76,19 @@ buildinfo:
 build: deps buildinfo
 	$(SWIFT) build
 
+# The release binary and its man pages (in $(MAN_OUT), which `make install` copies).
 release: deps buildinfo
 	$(SWIFT) build -c release --product darkroom
+	$(SWIFT) build --product generate-manual
+	@rm -rf $(MAN_OUT) && mkdir -p $(MAN_OUT)
+	.build/debug/generate-manual $(RELEASE_BIN) --multi-page --output-directory $(MAN_OUT)
 
 # Runs the main job on the bundled samples: a spool filled from samples/, drained once into
-# a library and an SQLite catalog under ./run/.
+# a library and an SQLite catalog under ./run/. samples/hopper.jpg is left for the README's
+# upload example, whose answer is then a new picture rather than a duplicate.
 run: release
 	@rm -rf run && mkdir -p run
-	$(RELEASE_BIN) enqueue --quiet $(wildcard samples/*.jpg samples/*.JPG samples/*.png)
+	$(RELEASE_BIN) enqueue --quiet $(filter-out samples/hopper.jpg,$(wildcard samples/*.jpg samples/*.JPG samples/*.png))
 	$(RELEASE_BIN) run --once
 	@echo
 	$(RELEASE_BIN) status
@@ -115,17 +126,26 @@ man:
 	@rm -rf $(MAN_OUT) && mkdir -p $(MAN_OUT)
 	.build/debug/generate-manual $(BIN) --multi-page --output-directory $(MAN_OUT)
 
-# The binary, its man pages, shell completions, a default pipeline.json (never overwriting an
-# existing one), an environment file for secrets, the service user and two systemd units.
-# `make install BIN=...` installs a binary built already, without building.
+# The binary (stripped; its debug information in $(DEBUGDIR)), its man pages, shell
+# completions, a default pipeline.json (never overwriting an existing one), an environment file
+# for secrets, the service user and two systemd units. `make install BIN=...` installs a binary
+# built already and compiles nothing.
 install: $(if $(filter $(RELEASE_BIN),$(BIN)),release)
-	install -Dm755 $(BIN) $(DESTDIR)$(BINDIR)/darkroom
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DEBUGDIR)
+	objcopy --only-keep-debug $(BIN) $(DESTDIR)$(DEBUGDIR)/darkroom.debug
+	chmod 644 $(DESTDIR)$(DEBUGDIR)/darkroom.debug
+	objcopy --strip-debug --add-gnu-debuglink=$(DESTDIR)$(DEBUGDIR)/darkroom.debug $(BIN) $(DESTDIR)$(BINDIR)/darkroom
+	chmod 755 $(DESTDIR)$(BINDIR)/darkroom
+	install -Dm644 Sources/Gazetteer/cities1000.bin $(DESTDIR)$(DATADIR)/cities1000.bin
 	install -d $(DESTDIR)$(MANDIR)
-	@# The man pages, generated into a folder of this run's own: two installs at once (the
-	@# tests run two) never touch each other's pages.
-	@test -x .build/debug/generate-manual || $(SWIFT) build --product generate-manual
-	@pages=$$(mktemp -d) && .build/debug/generate-manual $(BIN) --multi-page --output-directory $$pages \
-	  && install -m644 $$pages/*.1 $(DESTDIR)$(MANDIR)/; status=$$?; rm -rf $$pages; exit $$status
+	@# The man pages: generated from $(BIN) into a folder of this run's own where the generator
+	@# is built already (two installs at once, as the tests run, never touch each other's
+	@# pages), else those `make release` wrote. Nothing is compiled here.
+	@if [ -x .build/debug/generate-manual ]; then \
+	  pages=$$(mktemp -d) && .build/debug/generate-manual $(BIN) --multi-page --output-directory $$pages \
+	    && install -m644 $$pages/*.1 $(DESTDIR)$(MANDIR)/; status=$$?; rm -rf $$pages; exit $$status; \
+	elif ls $(MAN_OUT)/*.1 >/dev/null 2>&1; then install -m644 $(MAN_OUT)/*.1 $(DESTDIR)$(MANDIR)/; \
+	else echo "make install: no man pages in $(MAN_OUT); run make release (or make man BIN=$(BIN)) first"; exit 1; fi
 	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	$(BIN) --generate-completion-script bash > $(DESTDIR)$(BASHCOMPDIR)/darkroom
 	$(BIN) --generate-completion-script zsh > $(DESTDIR)$(ZSHCOMPDIR)/_darkroom
@@ -145,7 +165,9 @@ install: $(if $(filter $(RELEASE_BIN),$(BIN)),release)
 # Removes what `make install` put in place; the configuration and the secrets stay when they
 # were edited (and the state under /var/lib/darkroom is never touched).
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/darkroom $(DESTDIR)$(MANDIR)/darkroom.1 $(DESTDIR)$(MANDIR)/darkroom.*.1
+	rm -f $(DESTDIR)$(DATADIR)/cities1000.bin
+	-rmdir $(DESTDIR)$(DATADIR) 2>/dev/null
+	rm -f $(DESTDIR)$(BINDIR)/darkroom $(DESTDIR)$(DEBUGDIR)/darkroom.debug $(DESTDIR)$(MANDIR)/darkroom.1 $(DESTDIR)$(MANDIR)/darkroom.*.1
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/darkroom $(DESTDIR)$(ZSHCOMPDIR)/_darkroom $(DESTDIR)$(FISHCOMPDIR)/darkroom.fish
 	rm -f $(DESTDIR)$(UNITDIR)/darkroom.service $(DESTDIR)$(UNITDIR)/darkroom-serve.service $(DESTDIR)$(SYSUSERSDIR)/darkroom.conf
 	@for file in pipeline.json darkroom.env; do \
@@ -154,12 +176,13 @@ uninstall:
 	done
 	-rmdir $(DESTDIR)$(CONFDIR) 2>/dev/null
 
-# Mutation fuzzing of the decoders through `darkroom inspect` and `render` (fuzz/fuzz.py) for a
-# fixed budget; FUZZ_SECONDS=3600 for a longer run, FUZZ_CORPUS=DIR to add seed photos.
+# Mutation fuzzing of the decoders through `darkroom inspect` and `render` (fuzz/fuzz.py), then
+# of raw HTTP requests against a live `darkroom serve` (fuzz/http_fuzz.py), each for a fixed budget; FUZZ_SECONDS=3600 for a longer run, FUZZ_CORPUS=DIR to add seed photos.
 FUZZ_SECONDS ?= 300
 fuzz: release
 	$(call install_missing,$(FUZZ_DEBS),fuzz)
 	python3 fuzz/fuzz.py --binary $(RELEASE_BIN) --seconds $(FUZZ_SECONDS) $(if $(FUZZ_CORPUS),--corpus $(FUZZ_CORPUS))
+	python3 fuzz/http_fuzz.py --binary $(RELEASE_BIN) --seconds $(FUZZ_SECONDS)
 
 clean:
 	rm -rf .build run out

@@ -7,20 +7,37 @@ public final class ProgressBar: @unchecked Sendable {
     private let start: Date
     private var lastDraw = Date.distantPast
     private let width = 28
+    /// Photos found so far: never less than before, since a photo taken from the waiting ones
+    /// is in hand until it is done (and counted by neither).
+    private var found = 0
+    private var last: RunTally?
 
     public init(start: Date) {
         self.start = start
     }
 
     public func draw(_ tally: RunTally, waiting: Int) {
+        found = Self.found(before: found, done: tally.done, waiting: waiting)
+        last = tally
         guard Console.shared.isTerminal, Date().timeIntervalSince(lastDraw) >= 0.2 else { return }
         lastDraw = Date()
-        Console.shared.progress(Self.render(done: tally.done, total: tally.done + waiting, failed: tally.failed,
+        Console.shared.progress(Self.render(done: tally.done, total: found, failed: tally.failed,
                                             elapsed: Date().timeIntervalSince(start), width: width))
     }
 
+    /// The last line drawn once more with the final count (every photo found is done: N/N), then
+    /// the line left in place.
     public func finish() {
+        if Console.shared.isTerminal, let last {
+            Console.shared.progress(Self.render(done: last.done, total: last.done, failed: last.failed,
+                                                elapsed: Date().timeIntervalSince(start), width: width))
+        }
         Console.shared.endProgress()
+    }
+
+    /// The photos found, from what was found before and what is done and waiting now.
+    public static func found(before: Int, done: Int, waiting: Int) -> Int {
+        max(before, done + waiting)
     }
 
     /// One progress line, e.g. `[#######.......]  120/480  3.1 photos/s  ETA 1m56s  failed 2`.

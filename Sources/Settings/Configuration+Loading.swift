@@ -13,14 +13,16 @@ extension Configuration {
 
     /// Loads and validates a configuration file; every problem names its key.
     public static func load(path: String) throws(ConfigurationError) -> Configuration {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigurationError(file: path, key: "", problem: "cannot read the file; check the path (or set DARKROOM_CONFIG)")
-        }
-        return try parse(data, file: path)
+        try parse(readFile(path), file: path)
     }
 
     /// Parses and validates configuration JSON.
     public static func parse(_ data: Data, file: String) throws(ConfigurationError) -> Configuration {
+        // Foundation's parser names a character offset and takes a trailing comma: the syntax is
+        // checked first, strictly, to say the line and column.
+        if let mistake = JSONSyntax.firstMistake(in: Array(data)) {
+            throw ConfigurationError(file: file, key: "", problem: "not valid JSON at \(mistake)")
+        }
         let root: [String: Any]
         do {
             guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
@@ -56,8 +58,9 @@ struct ConfigurationReader {
             throw fail("feed_variant", "names no variant (\(c.feedVariant)); use one of: \(c.variants.map(\.name).joined(separator: ", "))")
         }
         if let imaging = try object(root, "imaging") {
-            try known(imaging, "imaging", ["pixel_limit", "background", "crop", "colour"])
+            try known(imaging, "imaging", ["pixel_limit", "max_file_bytes", "background", "crop", "colour"])
             c.pixelLimit = try int(imaging, "pixel_limit", "imaging.pixel_limit", min: 1) ?? c.pixelLimit
+            c.maxFileBytes = try int(imaging, "max_file_bytes", "imaging.max_file_bytes", min: 1).map(Int64.init) ?? c.maxFileBytes
             if let hex = try string(imaging, "background", "imaging.background") {
                 do { c.background = try RGB(hex: hex) } catch { throw fail("imaging.background", "must be a colour like \"#ffffff\" (got \"\(hex)\")") }
             }
@@ -93,7 +96,7 @@ struct ConfigurationReader {
                 throw fail("library.\(secret)", "credentials are never read from the file: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
                            + "(and AWS_SESSION_TOKEN) in the environment")
             }
-            try known(library, "library", ["root", "backup_dir", "url", "s3", "public_url", "presign_seconds"])
+            try known(library, "library", ["root", "backup_dir", "url", "s3", "public_url", "presign_seconds", "direct_upload_seconds"])
             c.libraryRoot = try string(library, "root", "library.root") ?? c.libraryRoot
             c.backupDir = try string(library, "backup_dir", "library.backup_dir")
             c.libraryURL = try string(library, "url", "library.url")
@@ -121,6 +124,11 @@ struct ConfigurationReader {
             c.libraryPresignSeconds = try double(library, "presign_seconds", "library.presign_seconds", min: 1)
             if let seconds = c.libraryPresignSeconds, seconds > 604_800 {
                 throw fail("library.presign_seconds", "must be at most 604800 (seven days, S3's limit) (got \(seconds))")
+            }
+            c.libraryDirectUploadSeconds = try double(library, "direct_upload_seconds", "library.direct_upload_seconds", min: 1)
+                ?? c.libraryDirectUploadSeconds
+            if c.libraryDirectUploadSeconds > 604_800 {
+                throw fail("library.direct_upload_seconds", "must be at most 604800 (seven days, S3's limit) (got \(c.libraryDirectUploadSeconds))")
             }
         }
         if let catalog = try object(root, "catalog") {

@@ -18,6 +18,11 @@ public struct Configuration: Sendable {
     public var crop: CropStrategy
     /// Whether photos with a wider profile are converted to sRGB or keep their profile.
     public var colour: ColourHandling = .srgb
+    /// The largest photo file read, in bytes: a larger one is refused from its size, before any
+    /// of it is read (a sparse file of 40 GiB takes 4 KB on disk and would not fit in memory).
+    public var maxFileBytes: Int64 = Configuration.defaultMaxFileBytes
+    /// `imaging.max_file_bytes` unless set: 512 MiB, far above any camera's photo.
+    public static let defaultMaxFileBytes: Int64 = 512 << 20
     /// The zone assumed for capture times that carry no offset.
     public var defaultTimeZone: TimeZone
     /// The spool's root (`incoming/`, `processing/`, `failed/` beneath it).
@@ -47,6 +52,9 @@ public struct Configuration: Sendable {
     /// With the library in a bucket and no public URL, variant URLs are presigned GETs valid this
     /// long (seconds) instead of Darkroom's own media route (nil: the media route).
     public var libraryPresignSeconds: Double? = nil
+    /// How long a direct upload's presigned PUT (`POST /v1/uploads/presign`) stays valid, in
+    /// seconds; an upload not completed by then is removed.
+    public var libraryDirectUploadSeconds: Double = 900
 
     /// Seconds a PostgreSQL catalog may take to accept a connection (handshake included).
     public var catalogConnectTimeoutSeconds: Double = 5
@@ -64,7 +72,10 @@ public struct Configuration: Sendable {
     public var maxAttempts: Int
     /// First retry delay; it doubles at each further try.
     public var retryBaseSeconds: Double
-    /// Times a photo may be taken back from a worker that died on it before it is failed.
+    /// Times a photo may be taken back from a worker that died on it before it is failed: 1 by
+    /// default, so a photo in hand when its process died is tried once more (it may only have
+    /// been beside the one that crashed it), and failed ("crashed the worker") should the
+    /// process die on it again, on the next start rather than after a crash loop.
     public var maxRecoveries: Int
     /// The moment rules.
     public var moments: MomentRules
@@ -81,7 +92,7 @@ public struct Configuration: Sendable {
         spoolRoot: "run/spool", settleSeconds: 2, leaseSeconds: 30, scanIntervalSeconds: 5,
         libraryRoot: "run/library", backupDir: nil, catalogPath: "run/catalog.sqlite",
         concurrency: 0, pixelBudget: 150_000_000, photoTimeoutSeconds: 120, maxAttempts: 5,
-        retryBaseSeconds: 0.5, maxRecoveries: 3, moments: MomentRules())
+        retryBaseSeconds: 0.5, maxRecoveries: 1, moments: MomentRules())
 
     /// `catalog.url`, else `$DARKROOM_CATALOG_URL` when that is set: the PostgreSQL catalog, or
     /// nil for the SQLite file at `catalogPath`.

@@ -39,9 +39,11 @@ public struct ConfigurationCheck: Sendable {
             return ConfigurationCheck(file: nil, fileReason: nil, problems: [],
                                       settings: settings(of: .defaults, file: [:], environment: environment))
         }
-        guard let data = FileManager.default.contents(atPath: chosen) else {
-            let problem = ConfigurationError(file: chosen, key: "", problem: "cannot read the file; check the path (or set DARKROOM_CONFIG)")
-            return ConfigurationCheck(file: chosen, fileReason: reason, problems: [problem], settings: [])
+        let data: Data
+        do {
+            data = try Configuration.readFile(chosen)
+        } catch {
+            return ConfigurationCheck(file: chosen, fileReason: reason, problems: [error], settings: [])
         }
         var root: [String: Any]
         do {
@@ -142,7 +144,7 @@ extension Configuration {
         let rules = (try? JSONSerialization.jsonObject(with: JSONEncoder().encode(moments))) as? [String: Any] ?? [:]
         var list: [(String, String)] = [
             ("variants", json(recipes)), ("feed_variant", json(feedVariant)),
-            ("imaging.pixel_limit", json(pixelLimit)), ("imaging.background", json(background.hex)), ("imaging.crop", json(crop.rawValue)), ("imaging.colour", json(colour.rawValue)),
+            ("imaging.pixel_limit", json(pixelLimit)), ("imaging.max_file_bytes", json(Int(maxFileBytes))), ("imaging.background", json(background.hex)), ("imaging.crop", json(crop.rawValue)), ("imaging.colour", json(colour.rawValue)),
             // Foundation on Linux names UTC "GMT"; the settings call it UTC.
             ("metadata.default_time_zone", json(defaultTimeZone.identifier == "GMT" ? "UTC" : defaultTimeZone.identifier)),
             ("spool.root", json(spoolRoot)), ("spool.settle_seconds", json(settleSeconds)), ("spool.lease_seconds", json(leaseSeconds)),
@@ -151,6 +153,7 @@ extension Configuration {
             ("library.url", json(libraryURL)), ("library.s3.endpoint", json(libraryS3.endpoint)),
             ("library.s3.region", json(libraryS3.region)), ("library.s3.path_style", json(libraryS3.pathStyle)),
             ("library.public_url", json(libraryPublicURL)), ("library.presign_seconds", json(libraryPresignSeconds)),
+            ("library.direct_upload_seconds", json(libraryDirectUploadSeconds)),
             ("catalog.path", json(catalogPath)), ("catalog.url", json(catalogURL)),
             ("catalog.connect_timeout_seconds", json(catalogConnectTimeoutSeconds)),
             ("catalog.statement_timeout_seconds", json(catalogStatementTimeoutSeconds)),
@@ -168,6 +171,13 @@ extension Configuration {
             ("server.header_timeout_seconds", json(server.headerTimeoutSeconds)),
             ("server.idle_timeout_seconds", json(server.idleTimeoutSeconds)),
             ("server.max_connections", json(server.maxConnections)),
+            ("server.max_connections_per_client", json(server.maxConnectionsPerClient)),
+            ("server.request_deadline_seconds", json(server.requestDeadlineSeconds)),
+            ("server.min_bytes_per_second", json(server.minBytesPerSecond)),
+            ("server.min_rate_grace_seconds", json(server.minRateGraceSeconds)),
+            ("server.stop_grace_seconds", json(server.stopGraceSeconds)),
+            ("server.max_status_waiters", json(server.maxStatusWaiters)),
+            ("server.admin_host", json(server.adminHost)), ("server.admin_port", json(server.adminPort)),
             ("webhooks.urls", json(webhooks.urls)), ("webhooks.secret", json(webhooks.secret)),
             ("webhooks.timeout_seconds", json(webhooks.timeoutSeconds)), ("webhooks.retry_base_seconds", json(webhooks.retryBaseSeconds)),
             ("webhooks.retry_max_seconds", json(webhooks.retryMaxSeconds)),

@@ -14,7 +14,7 @@ struct ConfigCommand: ParsableCommand {
         server.token, webhooks.secret and catalog.url when the file leaves them null. Run `config check` after every edit: a \
         typo is found here rather than when the daemon starts.
         """,
-        subcommands: [Check.self, Show.self])
+        subcommands: [Check.self, Show.self, Reference.self])
 
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -22,13 +22,20 @@ struct ConfigCommand: ParsableCommand {
             discussion: """
             Prints every key with its value and where it came from (file, environment, default); \
             secrets are masked. Exit 1 with one line per problem, each naming its key, when the \
-            file (or the PostgreSQL address of DARKROOM_CATALOG_URL) cannot be used.
+            file (or the PostgreSQL address of DARKROOM_CATALOG_URL) cannot be used, or when \
+            webhooks.urls is set without a signing secret. With --for serve (or run), also what \
+            would stop that command from starting (serve: no API token), in the very words the \
+            command would refuse with: the systemd units run it before each start.
             """)
         @Option(name: .long, help: ArgumentHelp("The pipeline configuration (JSON).", valueName: "file")) var config: String?
+        @Option(name: .customLong("for"), help: ArgumentHelp("Also check what would stop this command from starting.", valueName: "serve|run"))
+        var command: StartingCommand?
 
         func run() throws {
             let check = ConfigurationCheck.run(path: config)
-            let problems = check.problems.map(\.description) + (check.problems.isEmpty ? Self.catalogProblems(check) : [])
+            var problems = check.problems.map(\.description) + (check.problems.isEmpty ? Self.catalogProblems(check) : [])
+            let configuration = check.problems.isEmpty ? (check.file.flatMap { try? Configuration.load(path: $0) } ?? .defaults) : nil
+            if let configuration { problems += configuration.startProblems(for: command).map { "\(check.file ?? "pipeline.json"): \($0)" } }
             guard problems.isEmpty else {
                 for problem in problems { FileHandle.standardError.write(Data((problem + "\n").utf8)) }
                 throw ExitCode(1)
@@ -38,6 +45,9 @@ struct ConfigCommand: ParsableCommand {
             for setting in check.settings {
                 print(setting.key.padding(toLength: width + 2, withPad: " ", startingAt: 0)
                       + setting.value + "  (\(setting.source.rawValue))")
+            }
+            if command == nil, let problem = configuration?.startProblems(for: .serve).first {
+                print("note: `darkroom serve` would refuse to start: \(problem) (`config check --for serve` fails on it)")
             }
         }
 
@@ -85,4 +95,16 @@ struct ConfigCommand: ParsableCommand {
             print(String(decoding: data, as: UTF8.self))
         }
     }
+
+    struct Reference: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print every setting with its default and meaning, as Markdown.",
+            discussion: "The source of docs/configuration.md: `darkroom config reference > docs/configuration.md`.")
+
+        func run() throws {
+            print(ConfigurationReference.markdown(), terminator: "")
+        }
+    }
 }
+
+extension StartingCommand: ExpressibleByArgument {}

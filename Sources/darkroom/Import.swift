@@ -11,10 +11,10 @@ import Terminal
 
 struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Import a whole photo library: folders of JPEG and PNG photos, with their sidecars.",
+        abstract: "Import a whole photo library: folders of JPEG, PNG, HEIC, HEIF and AVIF photos, with their sidecars.",
         discussion: """
         Walks each FOLDER (a phone backup, a Google Takeout export, a desktop photo manager's \
-        tree) and processes every JPEG and PNG exactly as the spool does: the same metadata, \
+        tree) and processes every JPEG, PNG, HEIC, HEIF and AVIF photo exactly as the spool does: the same metadata, \
         variants, library, catalog commit and moments. Files are told apart by their bytes, not \
         their names; anything else is skipped and listed with its type. Hidden and system files \
         (.DS_Store, Thumbs.db, @eaDir, ...) are passed over. Symlinks are never followed: one that \
@@ -137,7 +137,7 @@ struct Import: ParsableCommand {
                 importer = try Importer(configuration: configuration, options: importOptions, logger: logger)
             }
         } catch {
-            throw ValidationError(error.description)
+            throw CommandFailure(error.description, status: ExitStatus.cannotCreate)
         }
         // A dry run opens no catalog: its PostgreSQL address is named by the setting alone.
         let catalogName = postgres?.location.description
@@ -162,7 +162,7 @@ struct Import: ParsableCommand {
             do {
                 try Data((result.json() + "\n").utf8).write(to: URL(fileURLWithPath: report), options: .atomic)
             } catch {
-                throw ValidationError(ImportError.reportNotWritten(report, reason: error.localizedDescription).description)
+                throw CommandFailure(ImportError.reportNotWritten(report, reason: error.localizedDescription).description, status: ExitStatus.cannotCreate)
             }
         }
         if result.interrupted { throw ExitCode(2) }
@@ -176,7 +176,8 @@ extension Import {
         do {
             return try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds)
         } catch {
-            throw ValidationError("cannot open the spool at \(configuration.spoolRoot), where the import's photos wait for the workers: \(error)")
+            throw CommandFailure("cannot open the spool at \(configuration.spoolRoot), where the import's photos wait for the workers: \(error)",
+                                 status: ExitStatus.cannotCreate)
         }
     }
 }

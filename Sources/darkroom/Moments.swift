@@ -90,7 +90,7 @@ struct MomentsCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run() throws {
-            let views = try MomentCatalog(catalog: try options.catalog()).moments(atPlace: place)
+            let views = try MomentCatalog(catalog: try options.readingCatalog()).moments(atPlace: place)
             try Output.print(views, json: json) { views in
                 views.isEmpty ? "no moment" : views.map(MomentsText.line).joined(separator: "\n")
             }
@@ -112,7 +112,7 @@ struct MomentsCommand: ParsableCommand {
         }
 
         func run() throws {
-            let moments = MomentCatalog(catalog: try options.catalog())
+            let moments = MomentCatalog(catalog: try options.readingCatalog())
             let cursor = try MomentCatalog.pageRequest(limit: limit, after: after)
             guard let shown = try moments.page(ofMoment: id, after: cursor, limit: limit) else {
                 throw ValidationError("moment \(id) does not exist; `darkroom moments list` lists them")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Catalog
 import Dispatch
+import Failures
 import Foundation
 import Logging
 import Ingest
@@ -48,6 +49,9 @@ struct Run: ParsableCommand {
     @Flag(help: "Do not draw a progress bar, even on a terminal.")
     var noProgress = false
 
+    @Flag(help: "A log line for every photo even under the progress bar (always when standard error is not a terminal).")
+    var verbose = false
+
     func validate() throws {
         if let concurrency, concurrency < 1 {
             throw ValidationError("--concurrency must be at least 1 (got \(concurrency))")
@@ -55,9 +59,12 @@ struct Run: ParsableCommand {
     }
 
     func run() throws {
-        var configuration = try options.load()
+        var configuration = try options.load(starting: .run)
         if let concurrency { configuration.concurrency = concurrency }
-        let logger = logFormat.bootstrap()
+        let drawsProgress = !noProgress && logFormat == .text && Console.shared.isTerminal
+        // Under the progress bar, the line of each photo would scroll it away: only notices and
+        // worse are written, unless --verbose.
+        let logger = logFormat.bootstrap(minimum: drawsProgress && !verbose ? .notice : .info)
         let worker: Worker
         let catalog: CatalogChoice
         let library: LibraryChoice
@@ -67,10 +74,11 @@ struct Run: ParsableCommand {
             worker = Worker(configuration: configuration,
                             spool: library.staged(try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds)),
                             library: library.store, catalog: catalog.store, jobs: catalog.jobs, logger: logger)
-        } catch let error as ValidationError {
+        } catch let error as CommandFailure {
             throw error
         } catch {
-            throw ValidationError("cannot open the spool, library or catalog: \(error)")
+            throw CommandFailure("cannot open the spool, library or catalog: \(error)", 
+                                 status: (error as? any CategorizedError).map { ExitStatus.status(of: $0.category) } ?? ExitStatus.cannotCreate)
         }
         // A missing secret is one line ("Error: webhooks.urls lists ..."), before any photo is taken.
         // Delivery runs on the catalog that holds the outbox, whichever store it is.
@@ -87,7 +95,8 @@ struct Run: ParsableCommand {
         // The catalog is open and the spool was created; a spool that cannot be written to would
         // fail every photo, so it is checked before the service manager is told all is well.
         guard access(configuration.spoolRoot + "/incoming", W_OK) == 0 else {
-            throw ValidationError("cannot write to \(configuration.spoolRoot)/incoming: \(String(cString: strerror(errno))); check its owner and permissions")
+            throw CommandFailure("cannot write to \(configuration.spoolRoot)/incoming: \(String(cString: strerror(errno))); check its owner and permissions",
+                                 status: ExitStatus.cannotCreate)
         }
         ServiceManager.notify("READY=1\nSTATUS=processing photos from \(configuration.spoolRoot)/incoming")
         let options = RunOptions(once: once, progress: !noProgress && logFormat == .text)
@@ -107,10 +116,15 @@ enum LogFormatArgument: String, ExpressibleByArgument, CaseIterable {
     case text, json
     var format: LogFormat { self == .json ? .json : .text }
 
-    /// Sends every log line to standard error in this format; returns the command's logger.
-    func bootstrap() -> Logger {
+    /// Sends every log line of `minimum` or above to standard error in this format; returns the
+    /// command's logger.
+    func bootstrap(minimum: Logger.Level = .info) -> Logger {
         let format = format
-        LoggingSystem.bootstrap { label in ConsoleLogHandler(label: label, format: format) }
+        LoggingSystem.bootstrap { label in
+            var handler = ConsoleLogHandler(label: label, format: format)
+            handler.logLevel = minimum
+            return handler
+        }
         return Logger(label: "darkroom")
     }
 }

@@ -33,8 +33,17 @@ struct Status: ParsableCommand {
 
     func run() throws {
         let configuration = try options.load()
-        let spool = try Spool(root: configuration.spoolRoot, settleSeconds: configuration.settleSeconds)
-        let catalog = try CatalogChoice.open(configuration)
+        // Read-only: a spool or an SQLite catalog that is not there yet is read as an empty one
+        // in a scratch folder, removed at the end, so that nothing is created where it runs.
+        let scratch = NSTemporaryDirectory() + "darkroom-status-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let spoolThere = FileManager.default.fileExists(atPath: configuration.spoolRoot)
+        let spool = try Spool(root: spoolThere ? configuration.spoolRoot : scratch + "/spool", settleSeconds: configuration.settleSeconds)
+        var opened = configuration
+        let catalogThere = configuration.effectiveCatalogURL() != nil || FileManager.default.fileExists(atPath: configuration.catalogPath)
+        if !catalogThere { opened.catalogPath = scratch + "/catalog.sqlite" }
+        let catalog = try CatalogChoice.open(opened)
+        let catalogLocation = catalogThere ? catalog.location : configuration.catalogPath
         let depth = spool.depth()
         let counts = try catalog.store.counts(now: Date())
         let failed = spool.failures()
@@ -64,7 +73,7 @@ struct Status: ParsableCommand {
             return run
         }
         if json {
-            let report = StatusReport(spool: configuration.spoolRoot, catalog: catalog.location,
+            let report = StatusReport(spool: configuration.spoolRoot, catalog: catalogLocation,
                                       library: configuration.libraryRoot, incoming: depth.incoming,
                                       processing: depth.processing, failed: depth.failed, counts: counts,
                                       queue: queue, holders: holders, failures: failed, imports: runs)
@@ -90,7 +99,7 @@ struct Status: ParsableCommand {
         let byCategory = Dictionary(grouping: failed) { $0.category ?? "unrecorded" }.mapValues(\.count)
         let categories = byCategory.keys.sorted().map { "\($0) \(byCategory[$0] ?? 0)" }.joined(separator: ", ")
         print("  failed      \(depth.failed)" + (categories.isEmpty ? "" : "  (\(categories))"))
-        print("catalog   \(catalog.location)")
+        print("catalog   \(catalogLocation)" + (catalogThere ? "" : "  (not created yet: `darkroom run` or `serve` creates it)"))
         print("  pictures    \(counts.pictures)  (\(counts.variants) variants)")
         print("  moments     \(counts.moments) in \(counts.places) places")
         print("  jobs        \(counts.jobsAdded) added, \(counts.jobsDuplicate) duplicates, \(counts.jobsFailed) failed")
@@ -179,7 +188,7 @@ struct Retry: ParsableCommand {
         let wanted = Set(names)
         let known = Set(spool.failures().compactMap(\.failedPath))
         for name in wanted where !known.contains(name) {
-            throw ValidationError("\(name) is not in \(spool.failed); `darkroom status` lists the failed photos")
+            throw CommandFailure("\(name) is not in \(spool.failed); `darkroom status` lists the failed photos", status: ExitStatus.dataError)
         }
         let moved = try spool.retryFailed { wanted.isEmpty || wanted.contains($0.failedPath ?? "") }
         print("moved \(moved) photo\(moved == 1 ? "" : "s") back to \(spool.incoming)")
