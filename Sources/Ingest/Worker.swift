@@ -233,7 +233,8 @@ public final class Worker: Sendable {
             return .failed(ProcessingFailure.permanent(refusal, .badInput), attempts: 1)
         }
         if claim.recoveries > configuration.maxRecoveries {
-            let reason = "a worker stopped while processing this photo \(claim.recoveries) times; it may crash the decoder; check the file"
+            let reason = "crashed the worker: a worker died while processing this photo \(claim.recoveries) times "
+                + "(worker.max_recoveries is \(configuration.maxRecoveries)); check the file, then run `darkroom retry` to try it again"
             return .failed(ProcessingFailure.permanent(reason, .crashed), attempts: claim.recoveries)
         }
         return processor.withRetries(started: started, stop: stopSignal, failWhenStopped: failWhenStopped,
