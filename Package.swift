@@ -57,15 +57,19 @@ let package = Package(
         // One JSON value type: sidecars are read into it, outbox payloads are written from it.
         .target(name: "JSONValues"),
         .target(name: "Imaging", dependencies: ["CJPEG", "CPNG", "CHEIF", "CWebP", "CColour", "CDeadline", "CResample", "Failures"]),
+        // GeoNames' cities (cities1000.bin, from tools/gazetteer): the nearest place's name and
+        // a time zone for any point, offline. The data file is read from the source folder or
+        // where `make install` puts it (share/darkroom/), not as a resource bundle.
+        .target(name: "Gazetteer", exclude: ["README.md", "cities1000.bin"]),
         .target(name: "PhotoMetadata", dependencies: [
-            "CEXIF", "CHEIF", "Failures", "JSONValues",
+            "CEXIF", "CHEIF", "Failures", "Gazetteer", "JSONValues",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .target(name: "Moments"),
         // A reproducible generator for the property tests and the benchmark's synthetic data.
         .target(name: "SeededRandom"),
         .target(name: "Catalog", dependencies: [
-            "Failures", "JSONValues", "Moments",
+            "Failures", "Gazetteer", "JSONValues", "Moments",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         // The import's runs and its journal of files in the catalog: what `darkroom import`
@@ -187,7 +191,8 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Crypto", package: "swift-crypto"),
-        ], exclude: ["openapi.json"]),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ], resources: [.embedInCode("openapi.json")]),
         .executableTarget(name: "darkroom", dependencies: [
             "BuildInfo", "Catalog", "CatalogCopy", "CatalogImports", "HTTPService", "Imaging", "Ingest", "JSONValues", "LibraryImport", "LibraryMaintenance", "Moments", "Operations",
             "PhotoMetadata", "PostgresCatalog", "PostgresStore", "ServiceSettings", "Settings", "Storage", "Terminal", "Webhooks",
@@ -210,8 +215,8 @@ let package = Package(
         // generated picture) and a synthetic library of outings and declared moments.
         .target(name: "BenchInputs", dependencies: ["BenchKit", "Imaging", "Moments", "SeededRandom"]),
         .executableTarget(name: "darkroom-bench", dependencies: [
-            "BenchKit", "BenchInputs", "Imaging", "PhotoMetadata", "Moments", "Catalog", "Ingest", "LibraryImport", "Settings", "Storage",
-            "SeededRandom", "PostgresHarness", "PostgresCatalog", "PostgresBench",
+            "BenchKit", "BenchInputs", "Gazetteer", "Imaging", "PhotoMetadata", "Moments", "Catalog", "Ingest", "LibraryImport", "Settings", "Storage",
+            "SeededRandom", "PostgresHarness", "PostgresCatalog", "PostgresBench", "GatewayHarness",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
@@ -229,7 +234,7 @@ let package = Package(
             .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         .testTarget(name: "PostgresQueueTests", dependencies: ["PostgresQueue", "PostgresStore", "PostgresHarness", "Failures"]),
-        .testTarget(name: "PhotoMetadataTests", dependencies: ["PhotoMetadata", "SeededRandom"]),
+        .testTarget(name: "PhotoMetadataTests", dependencies: ["Gazetteer", "PhotoMetadata", "SeededRandom"]),
         .testTarget(name: "MomentsTests", dependencies: ["Moments", "SeededRandom"]),
         .testTarget(name: "CatalogTests", dependencies: [
             "Catalog", "CatalogFixtures", "Failures", "Moments", "SeededRandom",

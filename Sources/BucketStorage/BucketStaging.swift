@@ -104,6 +104,10 @@ public final class BucketStaging: QueuedStaging, Sendable {
         return files.sorted()
     }
 
+    public func removeAbandoned(now: Date) throws -> Int {
+        try DirectUploads(staging: self).removeExpired(now: now)
+    }
+
     /// The object's bytes; nil when there is none.
     static func bytesIfPresent(_ key: String, _ client: S3Client) throws -> [UInt8]? {
         do {

@@ -265,6 +265,10 @@ public final class RadosGateway: @unchecked Sendable {  // safe: the mutable sta
             # the OSD keeps every byte in memory.
             rgw gc obj min wait = 30
             rgw gc processor period = 30
+            # What each request cost, counted by the server itself (`usage()`), written at once.
+            rgw enable usage log = true
+            rgw usage log tick interval = 1
+            rgw usage log flush threshold = 1
 
             """
         try text.write(toFile: configuration, atomically: true, encoding: .utf8)
@@ -428,6 +432,36 @@ public final class RadosGateway: @unchecked Sendable {  // safe: the mutable sta
         return daemons.values.compactMap { ChildSpawning.cpuSeconds(of: $0) }.reduce(reapedCPUSeconds, +)
     }
 
+    /// What the gateway counted of the requests it answered since it started, by S3 operation
+    /// category (`put_obj`, `get_obj`, `list_bucket`, ...): its usage log, read with
+    /// `radosgw-admin usage show`. The log is flushed every second: wait that long after the
+    /// requests before reading.
+    public func usage() throws -> [String: GatewayUsage] {
+        let output = path("usage-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        do {
+            try ChildSpawning.run(["/usr/bin/radosgw-admin", "-c", configuration, "usage", "show", "--uid=darkroom"], output: output, timeout: 60)
+        } catch {
+            throw Unavailable(description: "radosgw-admin usage show: \(error)")
+        }
+        let data = try Data(contentsOf: URL(fileURLWithPath: output))
+        // The JSON document is the output's last part: radosgw-admin may write a warning first.
+        guard let start = data.firstIndex(of: UInt8(ascii: "{")),
+              let root = try JSONSerialization.jsonObject(with: data[start...]) as? [String: Any] else {
+            throw Unavailable(description: "radosgw-admin usage show printed no JSON object")
+        }
+        var totals: [String: GatewayUsage] = [:]
+        for user in root["summary"] as? [[String: Any]] ?? [] {
+            for category in user["categories"] as? [[String: Any]] ?? [] {
+                guard let name = category["category"] as? String else { continue }
+                let number = { (key: String) in (category[key] as? NSNumber)?.intValue ?? 0 }
+                totals[name, default: GatewayUsage()].add(ops: number("ops"), successful: number("successful_ops"),
+                                                          sent: number("bytes_sent"), received: number("bytes_received"))
+            }
+        }
+        return totals
+    }
+
     /// Resident memory of the running daemons, in bytes.
     public func residentBytes() -> Int {
         lock.lock()
@@ -446,5 +480,23 @@ public final class RadosGateway: @unchecked Sendable {  // safe: the mutable sta
         let characters = Array(alphabet)
         var generator = SystemRandomNumberGenerator()
         return String((0..<count).map { _ in characters[Int.random(in: 0..<characters.count, using: &generator)] })
+    }
+}
+
+/// What the gateway counted of one category of requests.
+public struct GatewayUsage: Sendable, Equatable {
+    public var ops = 0
+    public var successfulOps = 0
+    /// Bytes the gateway sent (answers' bodies) and received (requests' bodies).
+    public var bytesSent = 0
+    public var bytesReceived = 0
+
+    public init() {}
+
+    mutating func add(ops: Int, successful: Int, sent: Int, received: Int) {
+        self.ops += ops
+        successfulOps += successful
+        bytesSent += sent
+        bytesReceived += received
     }
 }

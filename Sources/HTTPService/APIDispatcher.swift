@@ -4,7 +4,8 @@ import Hummingbird
 struct APIDispatcher: Sendable {
     let environment: ServiceEnvironment
 
-    func respond(to route: APIRoute, _ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    func respond(to route: APIRoute, _ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let request = request.continuingOnRead(channel: context.channel)
         let uploads = UploadHandler(environment: environment)
         let catalog = CatalogHandler(environment: environment)
         let health = HealthHandler(environment: environment)
@@ -13,8 +14,12 @@ struct APIDispatcher: Sendable {
         case .liveness: return health.liveness()
         case .readiness: return try await health.readiness()
         case .metrics: return try await health.metrics()
+        case .openAPI: return HealthHandler.openAPI()
         case .upload: return try await uploads.accept(request)
-        case .uploadStatus: return try await uploads.status(id: try parameters.require("id"), wait: try Self.wait(request))
+        case .presignUpload: return try await DirectUploadHandler(environment: environment).presign(body: try await environment.collectBody(request))
+        case .completeUpload: return try await DirectUploadHandler(environment: environment).complete(id: try parameters.require("id"))
+        case .uploadStatus:
+            return try await uploads.status(id: try parameters.require("id"), wait: try Self.wait(request), connection: context.channel)
         case .picture: return try await catalog.picture(id: try Self.id(parameters, of: "picture"))
         case .moment: return try await catalog.moment(id: try Self.id(parameters, of: "moment"))
         case .momentPictures:

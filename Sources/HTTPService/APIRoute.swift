@@ -4,7 +4,8 @@ import Hummingbird
 /// `openapi.json` beside this file documents exactly these (a test holds the two together).
 enum APIRoute: String, CaseIterable, Sendable {
     case liveness, readiness, metrics
-    case upload, uploadStatus
+    case openAPI
+    case upload, uploadStatus, presignUpload, completeUpload
     case picture
     case moment, momentPictures, momentCover, declareMoment, updateMoment
     case placesAround, declarePlace, updatePlace
@@ -13,7 +14,7 @@ enum APIRoute: String, CaseIterable, Sendable {
     /// The HTTP method.
     var method: HTTPRequest.Method {
         switch self {
-        case .upload, .declareMoment, .declarePlace: .post
+        case .upload, .presignUpload, .completeUpload, .declareMoment, .declarePlace: .post
         case .momentCover, .updateMoment, .updatePlace: .put
         case .mediaHead: .head
         default: .get
@@ -27,8 +28,11 @@ enum APIRoute: String, CaseIterable, Sendable {
         case .liveness: "/healthz"
         case .readiness: "/healthz/ready"
         case .metrics: "/metrics"
+        case .openAPI: "/openapi.json"
         case .upload: "/v1/uploads"
         case .uploadStatus: "/v1/uploads/{id}"
+        case .presignUpload: "/v1/uploads/presign"
+        case .completeUpload: "/v1/uploads/{id}/complete"
         case .picture: "/v1/pictures/{id}"
         case .moment, .updateMoment: "/v1/moments/{id}"
         case .momentPictures: "/v1/moments/{id}/pictures"
@@ -45,4 +49,27 @@ enum APIRoute: String, CaseIterable, Sendable {
 
     /// Where variant files are served from: the media route's fixed part, before the library path.
     static let mediaPrefix = "/v1/media/"
+
+    /// Routes answered without the bearer token on the main port: the API's own description.
+    static let open: Set<APIRoute> = [.openAPI]
+
+    /// The routes of the admin listener (`server.admin_port`), answered there without a token.
+    static let admin: [APIRoute] = [.liveness, .readiness, .metrics]
+
+    /// Whether `path` (a request's, without its query) has the shape of this route's pattern.
+    func matches(_ path: Substring) -> Bool {
+        let pattern = self.path.split(separator: "/", omittingEmptySubsequences: false)
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard pattern.count == parts.count else { return false }
+        return zip(pattern, parts).allSatisfy { expected, part in
+            expected.hasPrefix("{") ? !part.isEmpty : expected == part
+        }
+    }
+
+    /// The methods some route answers at `path` (for `Allow` on a 405), in a stable order;
+    /// empty when no route has this path.
+    static func methods(at path: String, among routes: [APIRoute] = allCases) -> [String] {
+        let methods = Set(routes.filter { $0.matches(Substring(path)) }.map(\.method.rawValue))
+        return methods.sorted()
+    }
 }

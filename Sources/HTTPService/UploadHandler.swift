@@ -130,10 +130,11 @@ struct UploadHandler: Sendable {
         }
     }
 
-    /// The bytes written to the spool at a time while a raw body streams in: a phone photo is
-    /// written in one piece (16 uploads at once, in pieces of 1 MB, were accepted 10–25% slower,
-    /// their writes queueing behind other uploads' fsyncs), a larger upload in pieces of this size.
-    static let writeChunkBytes = 8 << 20
+    /// The bytes of a body held in memory before they are written to the spool: what one upload
+    /// holds whatever its pace (a slow client never makes it grow), so that a hundred slow
+    /// uploads hold a few tens of megabytes. The writes themselves never fsync; the one fsync
+    /// comes when the photo is published.
+    static let writeChunkBytes = 256 << 10
     /// How much of the start of a photo tells its format (and, when refused, what it looks like).
     static let sniffBytes = 512
 
@@ -188,6 +189,8 @@ struct UploadHandler: Sendable {
     private func acceptForm(_ request: Request, boundary: String, id: String) async throws -> (String, Int) {
         let limit = environment.maxBodyBytes
         if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limit { throw APIError.tooLarge(limit: limit) }
+        // A form's fields are its parts: fields in the query are refused, not silently dropped.
+        try Query(request: request).refuseFields(sentIn: "a multipart upload")
         let spool = environment.spool
         let (staged, token) = try await environment.writing { try Self.stage(in: spool) }
         do {
@@ -307,27 +310,36 @@ struct UploadHandler: Sendable {
     /// Where the upload `id` is: queued, processing, done, duplicate or failed; 404 when no
     /// upload has this id.
     /// With `wait` seconds, the answer comes as soon as the upload is done, a duplicate or failed,
-    /// or with its state when the wait runs out: looked at every `waitStep` meanwhile, on the
-    /// blocking pool, while the request waits without holding a thread.
-    func status(id: String, wait: Double = 0) async throws -> Response {
+    /// or with its state when the wait runs out: the request is woken when the photo's outcome
+    /// is recorded (`UploadWaiters`), and looks again only every `waitStep` besides (an outcome
+    /// recorded on another machine). Past `server.max_status_waiters` waiting at once, or while
+    /// the server stops, it answers at once.
+    /// `connection`: the request's own; a wait ends as soon as it closes (the client left).
+    func status(id: String, wait: Double = 0, connection: (any Channel)? = nil) async throws -> Response {
         guard UploadID.isValid(id) else { throw APIError.badRequest("\(id) is not an upload id (32 hexadecimal digits, as POST /v1/uploads answers)") }
         let names = PhotoFormat.fileExtensions.map { UploadID.spoolName(id, extension: $0) }
         let environment = environment
         let deadline = ContinuousClock.now + .milliseconds(Int(wait * 1000))
+        let waiter = wait > 0 ? environment.waiters.enter(id) : nil
+        defer { if let waiter { environment.waiters.leave(waiter) } }
+        if let waiter, let connection { connection.closeFuture.whenComplete { _ in waiter.signal() } }
         while true {
             let state = try await environment.blocking { () throws -> UploadState? in
                 try Self.state(id: id, names: names, environment: environment)
             }
             guard let state else { throw APIError.notFound("no upload \(id): it was never accepted, or its record is gone") }
-            if state.status.isFinal || ContinuousClock.now >= deadline { return JSONBody.response(state) }
-            try await Task.sleep(for: min(Self.waitStep, deadline - ContinuousClock.now))
+            guard let waiter, !state.status.isFinal, ContinuousClock.now < deadline, !environment.waiters.isStopped, !Task.isCancelled,
+                  connection?.isActive != false else {
+                return JSONBody.response(state)
+            }
+            await waiter.next(atMost: min(Self.waitStep, deadline - ContinuousClock.now))
         }
     }
 
     /// The longest `?wait=` taken, in seconds.
     static let longestWait = 60.0
-    /// How often a waiting status request looks again.
-    static let waitStep = Duration.milliseconds(20)
+    /// How often a waiting status request looks again without being woken.
+    static let waitStep = Duration.seconds(2)
 
     /// The state of an upload, looked for along the way a photo travels: `incoming/`,
     /// `processing/`, `failed/`, then the catalog's job (committed before the spool lets go).
@@ -351,7 +363,9 @@ struct UploadHandler: Sendable {
             state.status = held ? .processing : .queued
             return state
         }
-        guard let job = try environment.catalog.latestJob(sourceNames: names) else { return nil }
+        guard let job = try environment.catalog.latestJob(sourceNames: names) else {
+            return try DirectUploadHandler.granted(id: id, environment: environment)
+        }
         switch job.outcome {
         case .failed:
             state.status = .failed

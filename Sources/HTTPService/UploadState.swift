@@ -4,7 +4,8 @@ import Operations
 struct UploadState: Encodable, Sendable {
     /// The stages of an upload.
     enum Status: String, Encodable, Sendable {
-        case queued, processing, done, duplicate, failed
+        /// `presigned`: a direct upload granted, its bytes not yet completed.
+        case presigned, queued, processing, done, duplicate, failed
 
         /// Whether the upload has ended: nothing more will happen to it.
         var isFinal: Bool { self == .done || self == .duplicate || self == .failed }

@@ -79,6 +79,12 @@ extension Worker {
     /// whose job failed moves to the failed area with its reason.
     func reconcileStaged(_ jobs: any PhotoJobQueue) {
         guard let staging = spool.staging else { return }
+        do {
+            let removed = try staging.removeAbandoned(now: Date())
+            if removed > 0 { logger.info("removed direct uploads never completed", metadata: ["count": "\(removed)"]) }
+        } catch {
+            logger.warning("cannot remove expired direct uploads", metadata: ["staging": "\(staging.location)", "reason": "\(error)"])
+        }
         let files: [String]
         let states: [String: QueuedPhotoState]
         do {

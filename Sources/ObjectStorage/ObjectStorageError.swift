@@ -11,6 +11,7 @@ public enum S3Operation: String, Sendable, CaseIterable, Codable, Comparable {
     case getObject = "GetObject"
     case headObject = "HeadObject"
     case deleteObject = "DeleteObject"
+    case copyObject = "CopyObject"
     case listObjects = "ListObjectsV2"
     case createMultipartUpload = "CreateMultipartUpload"
     case uploadPart = "UploadPart"

@@ -128,6 +128,27 @@ extension S3Client {
         }
     }
 
+    /// Copies the object under `source` (in the same bucket) to `key` on the server, without
+    /// its bytes passing through this process (CopyObject; objects up to 5 GB). Returns the
+    /// copy's ETag (unquoted). A copy can fail after its 200 status line: the body then holds an
+    /// `Error`, thrown like any other answer.
+    @discardableResult
+    public func copy(from source: String, to key: String) async throws(ObjectStorageError) -> String {
+        try check(key: source, .copyObject)
+        try check(key: key, .copyObject)
+        let copySource = SigV4Encoding.canonicalURI("/\(configuration.bucket)/\(source)")
+        let call = Call(operation: .copyObject, method: .PUT, key: key, headers: [.init("x-amz-copy-source", copySource)])
+        return try await perform(call) { (response, context) async throws(ObjectStorageError) -> String in
+            let body = try await collect(response, limit: 1 << 20, context: context)
+            if let error = S3XML.errorBody(body) {
+                throw .server(context, status: 200, code: error.code, message: error.message, requestId: error.requestId)
+            }
+            let text = String(decoding: body, as: UTF8.self)
+            let etag = text.components(separatedBy: "<ETag>").dropFirst().first?.components(separatedBy: "</ETag>").first
+            return ContentDigest.normalizedETag((etag ?? "").replacingOccurrences(of: "&quot;", with: "\""))
+        }
+    }
+
     /// One page of the keys under `prefix` (ListObjectsV2), in key order: at most `maxKeys`
     /// (1 to 1,000); pass the page's `nextContinuationToken` to get the next while `isTruncated`.
     /// With a `delimiter`, keys holding it after the prefix are grouped into `commonPrefixes`.

@@ -22,6 +22,13 @@ public protocol QueuedStaging: Sendable {
     /// The photos staged (`TOKEN/NAME`) whose files have not changed for `quietSeconds`, for the
     /// reconciliation: one staged by a process that died before its job was recorded.
     func staged(quietFor quietSeconds: Double) throws -> [String]
+    /// Removes what was prepared for the staging area and will never arrive (direct uploads whose
+    /// presigned URL expired uncompleted); returns how many uploads went.
+    func removeAbandoned(now: Date) throws -> Int
+}
+
+extension QueuedStaging {
+    public func removeAbandoned(now: Date) throws -> Int { 0 }
 }
 
 extension Spool {

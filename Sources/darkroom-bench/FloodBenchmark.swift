@@ -30,15 +30,7 @@ enum FloodBenchmark {
     }
 
     static func run(_ options: Options) throws -> [Verdict] {
-        let outcome = HTTPBenchmark.Outcome()
-        Task {
-            do {
-                outcome.finish(.success(try await measure(options)))
-            } catch {
-                outcome.finish(.failure(error))
-            }
-        }
-        return try outcome.wait()
+        try HTTPBenchmark.Outcome.waiting { try await measure(options) }
     }
 
     static func measure(_ options: Options) async throws -> [Verdict] {

@@ -88,15 +88,7 @@ enum HTTPBenchmark {
     static func run(_ options: Options) throws -> [Verdict] {
         // First the multipart flood: six hostile bodies at once, refused at once, memory bounded.
         let flood = try FloodBenchmark.run(FloodBenchmark.Options())
-        let outcome = Outcome()
-        Task {
-            do {
-                outcome.finish(.success(try await measure(options)))
-            } catch {
-                outcome.finish(.failure(error))
-            }
-        }
-        return try flood + outcome.wait()
+        return try flood + Outcome.waiting { try await measure(options) }
     }
 
     static func measure(_ options: Options) async throws -> [Verdict] {
@@ -321,6 +313,20 @@ enum HTTPBenchmark {
 
     /// The result of the asynchronous measurement, handed to the synchronous caller.
     final class Outcome: @unchecked Sendable {
+        /// Runs `body` on the concurrency pool and waits for its verdicts on this thread (the
+        /// benchmarks' own, synchronous one).
+        static func waiting(for body: @escaping @Sendable () async throws -> [Verdict]) throws -> [Verdict] {
+            let outcome = Outcome()
+            Task {
+                do {
+                    outcome.finish(.success(try await body()))
+                } catch {
+                    outcome.finish(.failure(error))
+                }
+            }
+            return try outcome.wait()
+        }
+
         // @unchecked: `result` is written once, before `done` is signalled, and read only after.
         private var result: Result<[Verdict], any Error>?
         private let done = DispatchSemaphore(value: 0)

@@ -47,15 +47,7 @@ enum LatencyBenchmark {
     static let backlogSize = (width: 1200, height: 900)
 
     static func run(_ options: Options) throws -> [Verdict] {
-        let outcome = HTTPBenchmark.Outcome()
-        Task {
-            do {
-                outcome.finish(.success(try await measure(options)))
-            } catch {
-                outcome.finish(.failure(error))
-            }
-        }
-        return try outcome.wait()
+        try HTTPBenchmark.Outcome.waiting { try await measure(options) }
     }
 
     static func measure(_ options: Options) async throws -> [Verdict] {
@@ -122,23 +114,29 @@ enum LatencyBenchmark {
         let load = HTTPLoad(port: port, token: HTTPBenchmark.token, photos: photos, client: client)
         var probes: [Probe] = []
         for index in first..<(first + options.probes) {
-            let started = Machine.now()
-            let post = try await load.post(index: index, due: nil)
-            guard post.status == 202, let id = post.uploadId else { throw BenchError("upload \(index) answered \(post.status)") }
-            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/uploads/\(id)?wait=60")
-            request.headers.add(name: "Authorization", value: "Bearer \(HTTPBenchmark.token)")
-            let response = try await client.execute(request, timeout: .seconds(90))
-            _ = try await response.body.collect(upTo: 1 << 20)
-            let seconds = Machine.now() - started
-            guard let job = try catalog.latestJob(sourceNames: ["\(id).jpg"]), job.outcome == .added else {
-                throw BenchError("upload \(id) was not done after the wait")
-            }
-            probes.append(Probe(seconds: seconds, processingSeconds: job.finishedAt - job.startedAt))
+            probes.append(try await uploadToDone(load, index: index, port: port, client: client, catalog: catalog))
             try await Task.sleep(for: .milliseconds(300))
         }
         server.terminate()
         server.waitUntilExit()
         return probes
+    }
+
+    /// Posts upload `index` and waits for it with `?wait=60`: from the POST to the waiting GET's
+    /// answer, and the upload's own job (finished − started) as `catalog` recorded it.
+    static func uploadToDone(_ load: HTTPLoad, index: Int, port: Int, client: HTTPClient, catalog: any CatalogStore) async throws -> Probe {
+        let started = Machine.now()
+        let post = try await load.post(index: index, due: nil)
+        guard post.status == 202, let id = post.uploadId else { throw BenchError("upload \(index) answered \(post.status)") }
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/uploads/\(id)?wait=60")
+        request.headers.add(name: "Authorization", value: "Bearer \(HTTPBenchmark.token)")
+        let response = try await client.execute(request, timeout: .seconds(90))
+        _ = try await response.body.collect(upTo: 1 << 20)
+        let seconds = Machine.now() - started
+        guard let job = try catalog.latestJob(sourceNames: ["\(id).jpg"]), job.outcome == .added else {
+            throw BenchError("upload \(id) was not done after the wait")
+        }
+        return Probe(seconds: seconds, processingSeconds: job.finishedAt - job.startedAt)
     }
 
     static func report(_ options: Options, idle: [Probe], behind: [Probe], beside: [Probe], importStillRunning: Bool,

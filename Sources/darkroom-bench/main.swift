@@ -6,9 +6,12 @@
 //   darkroom-bench moments  [--pictures N] [--block B] [--authors A] [--seed S] [--dir DIR] [--disk-sample N] [--max-seconds S] [--keep]
 //   darkroom-bench http     [--photos N] [--clients C] [--workers W] [--base K] [--idle-photos N] [--rates R,S] [--paced-seconds S] [--worker-niceness N]
 //   darkroom-bench flood    [--clients C] [--megabytes M]   (also the first phase of `http`)
+//   darkroom-bench hostile  [--connections N] [--pollers N] [--slow N] [--seconds S] [--addresses A]
 //   darkroom-bench latency  [--probes N] [--backlog N] [--import-photos N] [--workers W] [--base K]
 //   darkroom-bench queue    [--claimers A,B,C] [--seconds S]
 //   darkroom-bench pipeline-postgres [--photos N] [--base K] [--workers W]
+//   darkroom-bench bucket   [--photos N] [--base K] [--workers W] [--probes N]
+//   darkroom-bench gazetteer [--lookups N] [--oracle FILE]
 //   darkroom-bench all      [--quick]
 //
 // Every figure goes to standard output with how it was measured and its target (PASS/MISS).
@@ -27,11 +30,17 @@ let usage = """
                                    [--max-seconds S] [--keep] [--postgres]   (--postgres: the catalog in a temporary PostgreSQL cluster)
            darkroom-bench queue    [--claimers A,B,C=1,4,16] [--seconds S=5]   (the PostgreSQL job queue: claim, renew, complete)
            darkroom-bench pipeline-postgres [--photos N=1000] [--base K=8] [--workers W=2]   (run --once, SQLite and PostgreSQL side by side)
+           darkroom-bench bucket   [--photos N=1000] [--base K=8] [--workers W] [--probes N=8]   (run --once, library local and in an
+                                   S3 bucket side by side; requests per photo; upload to done with no shared directory)
            darkroom-bench http     [--photos N=500] [--clients C=16] [--workers W=2] [--base K=8] [--idle-photos N=200]
                                    [--rates R,S=C/2,C,2C] [--paced-seconds S=10] [--worker-niceness N=10]
            darkroom-bench flood    [--clients C=6] [--megabytes M=64]   (multipart floods; also the first phase of `http`)
+           darkroom-bench hostile  [--connections N=1100] [--pollers N=2000] [--slow N=100] [--seconds S=20] [--addresses A=40]
+                                   (issue 29's attack 1 and slow uploads: admin /healthz and a good upload's worst latency)
            darkroom-bench latency  [--probes N=8] [--backlog N=10000] [--import-photos N=240] [--workers W=2] [--base K=4]
                                    (upload to done: idle, behind a backlog, beside an import)
+           darkroom-bench gazetteer [--lookups N=100000] [--oracle FILE]   (load, memory, lookups; zone agreement with
+                                   tools/gazetteer/agreement.py's polygon-oracle points)
            darkroom-bench all      [--quick]   (every benchmark at its defaults, in about 40 minutes: the moments ingests
                                                stop early if time runs out; --quick: small sizes, to check the harness)
     """
@@ -52,10 +61,14 @@ func runAll(_ arguments: BenchArguments) throws -> [Verdict] {
     var latency = LatencyBenchmark.Options()
     var queue = QueueBenchmark.Options()
     var postgresPipeline = PipelineBenchmark.Options()
+    var bucket = BucketBenchmark.Options()
     if arguments.has("--quick") {
         queue.seconds = 1
         postgresPipeline.photos = 40
         postgresPipeline.base = 2
+        bucket.photos = 40
+        bucket.base = 2
+        bucket.probes = 3
         latency.probes = 3
         latency.backlog = 200
         latency.importPhotos = 20
@@ -80,6 +93,7 @@ func runAll(_ arguments: BenchArguments) throws -> [Verdict] {
     }
     let start = Machine.now()
     var verdicts: [Verdict] = []
+    verdicts += try GazetteerBenchmark.run(GazetteerBenchmark.Options())
     verdicts += try RenderBenchmark.run(render)
     verdicts += try PipelineBenchmark.run(pipeline)
     verdicts += try ImportBenchmark.run(imports)
@@ -93,6 +107,7 @@ func runAll(_ arguments: BenchArguments) throws -> [Verdict] {
     // SQLite, and the moments ingest for a bounded time.
     verdicts += try QueueBenchmark.run(queue)
     verdicts += try PostgresPipelineBenchmark.run(postgresPipeline)
+    verdicts += try BucketBenchmark.run(bucket)
     var postgresMoments = moments
     postgresMoments.postgres = true
     postgresMoments.maxSeconds = postgresMomentsSeconds
@@ -115,8 +130,11 @@ do {
     case "moments": verdicts = try MomentsBenchmark.run(MomentsBenchmark.Options(arguments))
     case "http": verdicts = try HTTPBenchmark.run(HTTPBenchmark.Options(arguments))
     case "flood": verdicts = try FloodBenchmark.run(FloodBenchmark.Options(arguments))
+    case "hostile": verdicts = try HostileBenchmark.run(HostileBenchmark.Options(arguments))
     case "latency": verdicts = try LatencyBenchmark.run(LatencyBenchmark.Options(arguments))
     case "queue": verdicts = try QueueBenchmark.run(QueueBenchmark.Options(arguments))
+    case "bucket": verdicts = try BucketBenchmark.run(BucketBenchmark.Options(arguments))
+    case "gazetteer": verdicts = try GazetteerBenchmark.run(GazetteerBenchmark.Options(arguments))
     case "pipeline-postgres": verdicts = try PostgresPipelineBenchmark.run(PipelineBenchmark.Options(arguments))
     case "all": verdicts = try runAll(arguments)
     case "help", "--help", "-h":

@@ -84,7 +84,7 @@ struct HTTPComparisonTests {
         #expect(uploads.count >= 3)
         for route in APIRoute.allCases where route.method == .get {
             switch route {
-            case .liveness, .readiness, .metrics:
+            case .liveness, .readiness, .metrics, .openAPI:
                 _ = try await compare(route, route.path)
             case .uploadStatus:
                 for id in uploads + [String(repeating: "0", count: 32), "not-an-id"] { _ = try await compare(route, "/v1/uploads/\(id)") }
