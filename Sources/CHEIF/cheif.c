@@ -62,6 +62,15 @@ static int open_primary(const uint8_t *data, size_t size, struct heif_context **
     return DR_HEIF_OK;
 }
 
+/* PQ or HLG with BT.2020 or P3 primaries, more than 8 bits, and no ICC profile (which would win). */
+static int is_hdr(const dr_heif_info *info) {
+    if (info->transfer != DR_HDR_PQ && info->transfer != DR_HDR_HLG) return 0;
+    if (info->primaries != heif_color_primaries_ITU_R_BT_2020_2_and_2100_0
+        && info->primaries != heif_color_primaries_SMPTE_RP_431_2 && info->primaries != heif_color_primaries_SMPTE_EG_432_1)
+        return 0;
+    return info->luma_bits > 8 && info->color_profile != 1;
+}
+
 static int read_info(struct heif_context *ctx, struct heif_image_handle *handle, uint64_t pixel_limit,
                      dr_heif_info *info, dr_heif_status *status) {
     info->width = heif_image_handle_get_width(handle);
@@ -75,6 +84,13 @@ static int read_info(struct heif_context *ctx, struct heif_image_handle *handle,
     case heif_color_profile_type_nclx: info->color_profile = 2; break;
     default: info->color_profile = 0; break;
     }
+    struct heif_color_profile_nclx *nclx = NULL;
+    if (heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok && nclx != NULL) {
+        info->transfer = (int)nclx->transfer_characteristics;
+        info->primaries = (int)nclx->color_primaries;
+        heif_nclx_color_profile_free(nclx);
+    }
+    info->hdr = is_hdr(info) ? 1 : 0;
     if (info->width <= 0 || info->height <= 0) {
         set_status(status, DR_HEIF_ZERO_SIZE, "zero size");
         return DR_HEIF_ZERO_SIZE;
@@ -117,6 +133,31 @@ static int copy_icc(struct heif_image_handle *handle, dr_heif_image *image) {
     return DR_HEIF_OK;
 }
 
+/* The HDR plane tone-mapped into `pixels`, with the primaries libheif decoded from the nclx box
+ * and the peak from the image's clli or mdcv (see dr_hdr_source_peak). */
+static int tone_map(struct heif_image_handle *handle, const struct heif_image *decoded, const uint8_t *plane,
+                    size_t stride, int width, int height, int bits, const dr_heif_info *info, uint8_t *pixels) {
+    struct heif_color_profile_nclx *nclx = NULL;
+    if (heif_image_handle_get_nclx_color_profile(handle, &nclx).code != heif_error_Ok || nclx == NULL) return -1;
+    double primaries[8] = {nclx->color_primary_red_x,   nclx->color_primary_red_y,  nclx->color_primary_green_x,
+                           nclx->color_primary_green_y, nclx->color_primary_blue_x, nclx->color_primary_blue_y,
+                           nclx->color_primary_white_x, nclx->color_primary_white_y};
+    heif_nclx_color_profile_free(nclx);
+    double content = 0, mastering = 0;
+    if (heif_image_has_content_light_level(decoded)) {
+        struct heif_content_light_level level;
+        heif_image_get_content_light_level(decoded, &level);
+        content = level.max_content_light_level;
+    }
+    if (heif_image_has_mastering_display_colour_volume(decoded)) {
+        struct heif_mastering_display_colour_volume volume;
+        heif_image_get_mastering_display_colour_volume(decoded, &volume);
+        mastering = volume.max_display_mastering_luminance / 10000.0; /* stored in 0.0001 cd/m2 */
+    }
+    double peak = dr_hdr_source_peak(info->transfer, content, mastering);
+    return dr_hdr_to_sdr(plane, stride, width, height, bits, info->transfer, primaries, peak, pixels);
+}
+
 int dr_heif_decode(const uint8_t *data, size_t size, uint64_t pixel_limit,
                    dr_heif_info *info, dr_heif_image *image, dr_heif_status *status) {
     if (info == NULL || image == NULL) return DR_HEIF_BAD_ARGUMENT;
@@ -148,9 +189,10 @@ int dr_heif_decode(const uint8_t *data, size_t size, uint64_t pixel_limit,
         set_status(status, DR_HEIF_NO_MEMORY, "cannot allocate decoding options");
         return DR_HEIF_NO_MEMORY;
     }
-    options->convert_hdr_to_8bit = 1;
+    options->convert_hdr_to_8bit = info->hdr ? 0 : 1;
     struct heif_image *decoded = NULL;
-    struct heif_error error = heif_decode_image(handle, &decoded, heif_colorspace_RGB, heif_chroma_interleaved_RGB, options);
+    struct heif_error error = heif_decode_image(handle, &decoded, heif_colorspace_RGB,
+                                                info->hdr ? heif_chroma_interleaved_RRGGBB_LE : heif_chroma_interleaved_RGB, options);
     heif_decoding_options_free(options);
     if (error.code != heif_error_Ok || decoded == NULL) {
         code = error.code != heif_error_Ok ? fail_from(error, status) : DR_HEIF_CORRUPT;
@@ -165,10 +207,11 @@ int dr_heif_decode(const uint8_t *data, size_t size, uint64_t pixel_limit,
     int stride = 0;
     const uint8_t *plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride);
     code = DR_HEIF_OK;
-    if (plane == NULL || width <= 0 || height <= 0 || stride < width * 3
-        || heif_image_get_bits_per_pixel_range(decoded, heif_channel_interleaved) != 8) {
+    int bits = heif_image_get_bits_per_pixel_range(decoded, heif_channel_interleaved);
+    if (plane == NULL || width <= 0 || height <= 0 || stride < width * (info->hdr ? 6 : 3)
+        || (info->hdr ? bits <= 8 || bits > 16 : bits != 8)) {
         code = DR_HEIF_CORRUPT;
-        set_status(status, code, "decoder returned no 8-bit RGB plane");
+        set_status(status, code, info->hdr ? "decoder returned no 16-bit RGB plane" : "decoder returned no 8-bit RGB plane");
     } else if (pixel_limit > 0 && (uint64_t)width * (uint64_t)height > pixel_limit) {
         code = DR_HEIF_TOO_MANY_PIXELS;
         set_status(status, code, "too many pixels");
@@ -178,8 +221,13 @@ int dr_heif_decode(const uint8_t *data, size_t size, uint64_t pixel_limit,
         if (pixels == NULL) {
             code = DR_HEIF_NO_MEMORY;
             set_status(status, code, "cannot allocate the raster");
+        } else if (info->hdr && tone_map(handle, decoded, plane, (size_t)stride, width, height, bits, info, pixels) != 0) {
+            free(pixels);
+            code = DR_HEIF_NO_MEMORY;
+            set_status(status, code, "cannot allocate the tone mapping's tables");
         } else {
-            for (int y = 0; y < height; y++) memcpy(pixels + row * (size_t)y, plane + (size_t)stride * (size_t)y, row);
+            if (!info->hdr)
+                for (int y = 0; y < height; y++) memcpy(pixels + row * (size_t)y, plane + (size_t)stride * (size_t)y, row);
             image->pixels = pixels;
             image->width = width;
             image->height = height;

@@ -152,6 +152,57 @@ static uint64_t dr_coefficient_bytes(struct jpeg_decompress_struct *cinfo) {
     return total;
 }
 
+/*
+ * The frame header's sample precision, read from the bytes before libjpeg sees them (0 when no
+ * SOF is found before the first scan): libjpeg stores it only once it has parsed the SOF, so a
+ * file it refuses earlier, or differently in another build, would be named "0-bit". The
+ * header's size and components are filled into `info` as well.
+ */
+static int dr_sof_precision(const uint8_t *data, size_t size, dr_jpeg_info *info) {
+    if (size < 4 || data[0] != 0xFF || data[1] != 0xD8) return 0;
+    size_t i = 2;
+    while (i + 4 <= size) {
+        if (data[i] != 0xFF) return 0;
+        uint8_t marker = data[i + 1];
+        if (marker == 0xFF) { i++; continue; } /* fill byte */
+        if (marker == 0xD8 || (marker >= 0xD0 && marker <= 0xD7) || marker == 0x01) { i += 2; continue; }
+        if (marker == 0xDA || marker == 0xD9) return 0;
+        size_t length = ((size_t)data[i + 2] << 8) | data[i + 3];
+        if (length < 2) return 0;
+        int is_sof = marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
+        if (is_sof) {
+            if (i + 10 > size || length < 8) return 0;
+            info->precision = data[i + 4];
+            info->height = (data[i + 5] << 8) | data[i + 6];
+            info->width = (data[i + 7] << 8) | data[i + 8];
+            info->components = data[i + 9];
+            info->progressive = marker == 0xC2 || marker == 0xC6 || marker == 0xCA || marker == 0xCE;
+            info->arithmetic = marker >= 0xC9;
+            return info->precision;
+        }
+        i += 2 + length;
+    }
+    return 0;
+}
+
+/* Refuses a file whose frame header declares other than 8-bit samples, naming its precision
+ * (a size above the pixel limit is named first, as libjpeg's path does). */
+static int dr_refuse_precision(const uint8_t *data, size_t size, uint64_t pixel_limit, dr_jpeg_info *info,
+                               dr_jpeg_status *status) {
+    int precision = dr_sof_precision(data, size, info);
+    if (precision == 0 || precision == 8) {
+        memset(info, 0, sizeof(*info));
+        return 0;
+    }
+    if (pixel_limit != 0 && (uint64_t)info->width * (uint64_t)info->height > pixel_limit) {
+        status->code = DR_JPEG_TOO_MANY_PIXELS;
+        return 1;
+    }
+    snprintf(status->message, DR_JPEG_MESSAGE_MAX, "Unsupported JPEG data precision %d", precision);
+    status->code = DR_JPEG_UNSUPPORTED_PRECISION;
+    return 1;
+}
+
 static int dr_read_header(struct jpeg_decompress_struct *cinfo, const uint8_t *data, size_t size) {
     jpeg_mem_src(cinfo, data, (unsigned long)size);
     jpeg_save_markers(cinfo, JPEG_APP0 + 2, 0xFFFF); /* ICC profile chunks */
@@ -170,6 +221,7 @@ int dr_jpeg_probe(const uint8_t *data, size_t size, uint64_t pixel_limit,
         status->code = DR_JPEG_BAD_ARGUMENT;
         return status->code;
     }
+    if (dr_refuse_precision(data, size, pixel_limit, info, status)) return status->code;
     memset(&cinfo, 0, sizeof(cinfo));
     dr_install_errors(&err, status);
     cinfo.err = &err.base;
@@ -232,6 +284,7 @@ int dr_jpeg_decode(const uint8_t *data, size_t size, int scale_num, uint64_t pix
         status->code = DR_JPEG_BAD_ARGUMENT;
         return status->code;
     }
+    if (dr_refuse_precision(data, size, pixel_limit, info, status)) return status->code;
     memset(&cinfo, 0, sizeof(cinfo));
     dr_install_errors(&err, status);
     cinfo.err = &err.base;

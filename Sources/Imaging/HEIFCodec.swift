@@ -6,7 +6,10 @@ import CHEIF
 /// its width and height are the displayed size, with the container's `irot`/`imir`/`clap`
 /// applied by libheif, so the EXIF Orientation beside them is never applied again. libheif
 /// cannot decode at a reduced scale, so the full image is decoded and the variants resampled
-/// from it. 10- and 12-bit images are reduced to 8 bits by libheif.
+/// from it. 10- and 12-bit images are reduced to 8 bits by libheif, except HDR ones (an `nclx`
+/// box with the PQ or HLG transfer and BT.2020 or P3 primaries, no ICC profile): those are
+/// decoded at their depth and tone-mapped to SDR sRGB (ITU-R BT.2390's EETF, see
+/// `dr_hdr_to_sdr` in CHEIF), so their variants carry no profile and are not grey.
 enum HEIFCodec {
     /// The primary image's header, without decoding pixels.
     static func probe(_ bytes: [UInt8], format: ImageFormat, pixelLimit: Int) throws -> ImageInfo {
@@ -62,6 +65,7 @@ enum HEIFCodec {
         var parts = ["\(info.luma_bits)-bit"]
         if info.has_alpha != 0 { parts.append("alpha") }
         if info.color_profile == 2 { parts.append("nclx colour") }
+        if info.hdr != 0 { parts.append("\(info.transfer == DR_HDR_HLG ? "HLG" : "PQ") HDR, tone-mapped to SDR") }
         if info.image_count > 1 { parts.append("\(info.image_count) images, primary read") }
         return ImageInfo(format: format, width: Int(info.width), height: Int(info.height),
                          colorDescription: parts.joined(separator: " "), hasICCProfile: info.color_profile == 1)

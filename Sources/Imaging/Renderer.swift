@@ -74,11 +74,16 @@ struct Renderer {
         }
         let decoded: DecodedImage
         let info: ImageInfo
+        // Decoded pixels per display pixel when the decoder scales exactly: libjpeg's M/8 decode
+        // turns each 8×8 block into M×M pixels, so its pixel i covers source [i·8/M, (i+1)·8/M)
+        // even where the rounded-up size holds a partial last pixel.
+        var exactScale: Double?
         switch format {
         case .jpeg:
             let scale = Self.jpegScale(
                 storedWidth: header.width, storedHeight: header.height, transposed: transposed,
                 displayWidth: displayWidth, displayHeight: displayHeight, plans: plans)
+            exactScale = Double(scale) / 8
             (info, decoded) = try JPEGCodec.decode(bytes, scaleNumerator: scale, pixelLimit: limit, fast: Self.fastDecode,
                                                    keepCMYK: options.colour == .srgb)
         case .png:
@@ -106,8 +111,8 @@ struct Renderer {
         // The stored-orientation raster is not used after this (ARC frees it unless it is `upright` itself).
         let upright = try decoded.raster.oriented(orientation)
         let base = Source(
-            raster: upright, ratioX: Double(upright.width) / Double(displayWidth),
-            ratioY: Double(upright.height) / Double(displayHeight))
+            raster: upright, ratioX: exactScale ?? Double(upright.width) / Double(displayWidth),
+            ratioY: exactScale ?? Double(upright.height) / Double(displayHeight))
 
         let factor = max(1, (max(upright.width, upright.height) + Self.analysisMaxEdge - 1) / Self.analysisMaxEdge)
         let analysis = try upright.boxReduced(by: factor)

@@ -54,6 +54,13 @@ typedef struct {
     /// 0: none, 1: ICC profile, 2: nclx colour description.
     int color_profile;
     int image_count;
+    /// The nclx box's transfer characteristics and colour primaries (ITU-T H.273 code points:
+    /// transfer 16 PQ, 18 HLG; primaries 1 BT.709, 9 BT.2020, 11 DCI-P3, 12 Display P3), 0 without one.
+    int transfer;
+    int primaries;
+    /// 1 when the decode tone-maps this HDR image to SDR sRGB (see dr_hdr_to_sdr): an nclx box
+    /// with the PQ or HLG transfer and BT.2020 or P3 primaries, more than 8 bits, no ICC profile.
+    int hdr;
 } dr_heif_info;
 
 /// A decoded image: 8-bit RGB, rows packed (stride = width * 3), and its ICC profile.
@@ -70,7 +77,8 @@ int dr_heif_probe(const uint8_t *data, size_t size, uint64_t pixel_limit,
                   dr_heif_info *info, dr_heif_status *status);
 
 /// Decodes the primary image, transformations applied, to 8-bit RGB (10- and 12-bit samples
-/// are reduced to 8 bits by libheif), reading its ICC profile.
+/// are reduced to 8 bits by libheif), reading its ICC profile. An HDR image (info->hdr) is
+/// decoded at its own bit depth instead and tone-mapped to SDR sRGB by dr_hdr_to_sdr.
 int dr_heif_decode(const uint8_t *data, size_t size, uint64_t pixel_limit,
                    dr_heif_info *info, dr_heif_image *image, dr_heif_status *status);
 
@@ -82,6 +90,35 @@ int dr_heif_exif(const uint8_t *data, size_t size, size_t max_bytes,
 /// The HEIF flavour of a file by its ftyp box ("image/heic", "image/heif", "image/avif"), as
 /// libheif names it; NULL when the bytes are not a HEIF still image.
 const char *dr_heif_mime_type(const uint8_t *data, size_t size);
+
+/// The H.273 transfer characteristics this layer tone-maps.
+#define DR_HDR_PQ 16
+#define DR_HDR_HLG 18
+/// SDR white in cd/m2: BT.2408's HDR reference white (203) is shown as sRGB's white.
+#define DR_HDR_SDR_WHITE 203.0
+
+/// HDR to SDR sRGB: `plane` holds width x height pixels of three 16-bit little-endian samples
+/// (rows `stride` bytes apart) of which the low `bits` are used, coded with `transfer` (PQ or
+/// HLG) in the colour space of `primaries` (rx ry gx gy bx by wx wy). Each pixel is linearised
+/// (PQ EOTF; HLG inverse OETF and BT.2100's OOTF for a 1000 cd/m2 display), its luminance
+/// tone-mapped from `source_peak` to DR_HDR_SDR_WHITE by ITU-R BT.2390's EETF (the channels
+/// scaled by the same factor), converted to sRGB's primaries (3x3 matrix, Bradford-adapted to
+/// D65 where the white differs), brought into the gamut towards its own luminance, and encoded
+/// with the sRGB transfer into `rgb` (width * 3 bytes a row, packed). 0, -1 for bad arguments,
+/// -2 when out of memory.
+int dr_hdr_to_sdr(const uint8_t *plane, size_t stride, int width, int height, int bits, int transfer,
+                  const double primaries[8], double source_peak, uint8_t *rgb);
+
+/// The source peak the tone mapping assumes: HLG's nominal 1000 cd/m2; for PQ the content's
+/// MaxCLL, else the mastering display's peak, else 1000 (0 meaning absent).
+double dr_hdr_source_peak(int transfer, double max_content_light, double mastering_peak);
+
+/// BT.2390's EETF alone: `nits` of a source up to `source_peak` to cd/m2 on the SDR display.
+double dr_hdr_tone_map_luminance(double nits, double source_peak);
+
+/// The 3x3 matrix from linear RGB in `primaries` to linear sRGB (row-major), and the source's
+/// luminance coefficients. 0 when the primaries are degenerate.
+int dr_hdr_matrix(const double primaries[8], double matrix[9], double luma[3]);
 
 /// Releases a buffer that this layer returned.
 void dr_heif_free(void *pointer);
