@@ -60,7 +60,7 @@ public final class BucketLibrary: BlobStore, Sendable {
     /// With `source` (a file holding the same bytes), the file is uploaded from disk instead,
     /// in parts above the client's multipart threshold; a source that cannot be read as a
     /// regular file of `bytes.count` bytes is ignored and `bytes` are sent.
-    public func putOriginal(_ bytes: [UInt8], sha256: String, extension ext: String, linkingFrom source: String?) throws -> String {
+    public func putOriginal(_ bytes: [UInt8], sha256: String, extension ext: String, linkingFrom source: String?, sharing: Bool) throws -> String {
         let relative = Library.originalPath(sha256: sha256, extension: ext)
         let key = key(for: relative)
         let contentType = Self.contentType(forExtension: ext)

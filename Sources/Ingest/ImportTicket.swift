@@ -54,7 +54,9 @@ public struct ImportTicket: Codable, Sendable, Equatable {
 
     /// The photo as the processor takes it, its bytes read from `path` (the queued file).
     public func input(path: String, worker: String) -> PhotoInput {
-        PhotoInput(path: path, sourceName: sourceName, jobKey: jobKey, worker: worker, sidecar: sidecar,
-                   sidecarJson: sidecarJson, notes: notes, linkOriginal: linkOriginal, sidecarOverridesExif: false)
+        var input = PhotoInput(path: path, sourceName: sourceName, jobKey: jobKey, worker: worker, sidecar: sidecar,
+                               sidecarJson: sidecarJson, notes: notes, linkOriginal: linkOriginal, sidecarOverridesExif: false)
+        input.shareSource = linkOriginal
+        return input
     }
 }

@@ -20,6 +20,9 @@ public struct PhotoInput: Sendable {
     public var notes: [String] = []
     /// Hard-link the original into the library from `path` rather than write a copy.
     public var linkOriginal = false
+    /// The user asked the library to share the source's file (`import --link` or `--move`): it
+    /// is linked whoever owns it. Else only a file the spool alone owns is linked.
+    public var shareSource = false
     /// Whether the sidecar is the backend's own word (a spool sidecar: an upload's fields,
     /// `enqueue --sidecar`): its `taken_at` and location then win over EXIF. An imported
     /// library's sidecars (Takeout, XMP, written by other tools) only fill what EXIF lacks.

@@ -88,7 +88,7 @@ public struct PhotoProcessor: Sendable {
 
         let ext = PhotoFormat.fileExtension(format)
         let originalPath = try library.putOriginal(bytes, sha256: metadata.sha256, extension: ext,
-                                                   linkingFrom: input.linkOriginal ? input.path : nil)
+                                                   linkingFrom: input.linkOriginal ? input.path : nil, sharing: input.shareSource)
         let paths = try library.putVariants(rendered.variants.map { (name: $0.name, extension: $0.format.fileExtension, bytes: $0.bytes) },
                                             sha256: metadata.sha256)
         let variants = zip(rendered.variants, paths).map { variant, path in

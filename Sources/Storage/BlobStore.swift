@@ -14,8 +14,10 @@ public protocol BlobStore: Sendable {
     /// Where the store is, for logs and `status` (a directory, or `s3://bucket/prefix`).
     var location: String { get }
     /// Puts an original durably; returns its relative path. With `source`, the store may
-    /// hard-link that file instead of writing `bytes` again.
-    func putOriginal(_ bytes: [UInt8], sha256: String, extension ext: String, linkingFrom source: String?) throws -> String
+    /// hard-link that file instead of writing `bytes` again: when the spool alone owns it, or,
+    /// with `sharing`, whenever it can (the user asked the library to share the source's file:
+    /// `import --link` or `--move`).
+    func putOriginal(_ bytes: [UInt8], sha256: String, extension ext: String, linkingFrom source: String?, sharing: Bool) throws -> String
     /// Puts a photo's variants durably, together; returns their relative paths, in order.
     func putVariants(_ variants: [(name: String, extension: String, bytes: [UInt8])], sha256: String) throws -> [String]
     /// The bytes stored at a relative path.
@@ -50,6 +52,11 @@ public struct BlobRead: Sendable, Equatable {
 }
 
 extension BlobStore {
+    /// `putOriginal` linking only a file the spool alone owns.
+    public func putOriginal(_ bytes: [UInt8], sha256: String, extension ext: String, linkingFrom source: String?) throws -> String {
+        try putOriginal(bytes, sha256: sha256, extension: ext, linkingFrom: source, sharing: false)
+    }
+
     /// The whole file, then the range of it: for stores whose files are small or whole reads cheap.
     public func read(_ relative: String, range: ClosedRange<Int64>?) throws -> BlobRead? {
         guard try size(of: relative) != nil else { return nil }
@@ -83,9 +90,9 @@ public struct StoredBlob: Sendable, Hashable {
 extension Library: BlobStore {
     public var location: String { root }
 
-    public func putOriginal(_ bytes: [UInt8], sha256: String, extension ext: String, linkingFrom source: String?) throws -> String {
+    public func putOriginal(_ bytes: [UInt8], sha256: String, extension ext: String, linkingFrom source: String?, sharing: Bool) throws -> String {
         guard let source else { return try storeOriginal(bytes, sha256: sha256, extension: ext) }
-        return try linkOriginal(from: source, bytes: bytes, sha256: sha256, extension: ext)
+        return try linkOriginal(from: source, bytes: bytes, sha256: sha256, extension: ext, sharing: sharing)
     }
 
     public func putVariants(_ variants: [(name: String, extension: String, bytes: [UInt8])], sha256: String) throws -> [String] {

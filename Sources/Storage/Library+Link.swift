@@ -17,12 +17,16 @@ extension Library {
     /// hard-linked its photo into `incoming/` and edits it later leaves the library's copy, and
     /// the SHA-256 it is named by, true. A linked original gets the library's own mode (0644).
     /// The backup copy, when configured, is always a real copy. Returns the relative path.
-    public func linkOriginal(from source: String, bytes: [UInt8], sha256: String, extension ext: String) throws(FileSystemError) -> String {
+    /// With `sharing` (`import --link` or `--move`: the user asked for one file with two names,
+    /// and knows an edit of the source in place changes the original), the file is linked
+    /// whoever owns it, and its mode is left as it is.
+    public func linkOriginal(from source: String, bytes: [UInt8], sha256: String, extension ext: String,
+                             sharing: Bool = false) throws(FileSystemError) -> String {
         let relative = Self.originalPath(sha256: sha256, extension: ext)
         let path = absolute(relative)
         if FileSystem.status(path)?.size != Int64(bytes.count) {
-            let linked = Self.isOwnedOutright(source, size: Int64(bytes.count))
-                ? try FileSystem.linkDurably(source, to: path, mode: Self.fileMode) : false
+            let linked = sharing ? try FileSystem.linkDurably(source, to: path)
+                : Self.isOwnedOutright(source, size: Int64(bytes.count)) ? try FileSystem.linkDurably(source, to: path, mode: Self.fileMode) : false
             if !linked { try FileSystem.writeDurably(bytes, to: path) }
         }
         if let backupRoot {

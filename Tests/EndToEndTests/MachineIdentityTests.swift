@@ -94,12 +94,13 @@ struct MachineIdentityTests {
         for index in 0..<60 { try space.drop(bytes: base + Array("photo-\(index)".utf8), as: "photo-\(index).jpg") }
         for machine in machines { try machine.start() }
 
-        /// Waits until `machine` holds a photo; returns that job's id.
-        func held(by machine: Machine) throws -> Int64? {
+        /// Waits until `machine` holds a photo; returns that job's id and its holder, read together
+        /// (a photo is processed in a fraction of a second: asked apart, its holder may be gone).
+        func held(by machine: Machine) throws -> (id: Int64, owner: String)? {
             let deadline = Date().addingTimeInterval(60)
             while Date() < deadline {
                 // (Until the first machine has migrated the catalog, there is no queue to ask.)
-                if let id = try? Self.heldJob(by: machine.name, location) { return id }
+                if let job = try? Self.heldJob(by: machine.name, location) { return job }
                 usleep(20_000)
             }
             return nil
@@ -114,7 +115,7 @@ struct MachineIdentityTests {
         }
 
         // Killed and not restarted: the other machine takes its photo over when the lease lapses.
-        let first = try #require(try held(by: machines[1]), "machine k2 held a photo")
+        let first = try #require(try held(by: machines[1]), "machine k2 held a photo").id
         machines[1].kill()
         let takenOver = try finishedOrRetaken(first, from: "k2.", within: 40)
         print("machine identity: a killed machine's photo was taken over after \(takenOver.map { String(format: "%.1f", $0) } ?? "-") s")
@@ -129,8 +130,7 @@ struct MachineIdentityTests {
         // Killed and restarted at once: its new self gives the photo back without waiting.
         for index in 60..<100 { try space.drop(bytes: base + Array("photo-\(index)".utf8), as: "photo-\(index).jpg") }
         try machines[1].start()
-        let second = try #require(try held(by: machines[1]), "machine k2 held a photo again")
-        let owner = try #require(try Self.owner(of: second, location))
+        let (second, owner) = try #require(try held(by: machines[1]), "machine k2 held a photo again")
         machines[1].kill()
         try machines[1].start()
         let givenBack = try finishedOrRetaken(second, from: owner, within: 40)
@@ -141,18 +141,16 @@ struct MachineIdentityTests {
     }
 
     /// A job that `prefix`'s instances hold under a lease now, if any.
-    static func heldJob(by prefix: String, _ location: PostgresLocation) throws -> Int64? {
+    static func heldJob(by prefix: String, _ location: PostgresLocation) throws -> (id: Int64, owner: String)? {
         let pool = try PostgresPool(location: location, maximumConnections: 1)
         defer { pool.close() }
         return try pool.withSession { session in
-            try session.value("SELECT id FROM queue_jobs WHERE state = 'running' AND lease_owner LIKE \(prefix + ".%") LIMIT 1", as: Int64.self)
+            let row = try session.value("SELECT id::text || ' ' || lease_owner FROM queue_jobs WHERE state = 'running' AND lease_owner LIKE \(prefix + ".%") LIMIT 1",
+                                        as: String.self)
+            let parts = row?.split(separator: " ", maxSplits: 1).map(String.init) ?? []
+            guard parts.count == 2, let id = Int64(parts[0]) else { return nil }
+            return (id, parts[1])
         }
-    }
-
-    static func owner(of job: Int64, _ location: PostgresLocation) throws -> String? {
-        let pool = try PostgresPool(location: location, maximumConnections: 1)
-        defer { pool.close() }
-        return try pool.withSession { session in try session.value("SELECT lease_owner FROM queue_jobs WHERE id = \(job)", as: String.self) }
     }
 
     /// Whether the job is done, or held by someone other than `owner` (a prefix or a whole name).

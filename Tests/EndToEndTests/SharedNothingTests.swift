@@ -119,7 +119,9 @@ struct SharedNothingTests {
         // Nothing staged is left, and every picture's objects are in the bucket.
         let staged = try Self.keys(gateway, bucket, prefix: "lib/staging/") + Self.keys(gateway, bucket, prefix: "lib/direct/")
         #expect(staged.isEmpty, "staged objects left: \(staged.prefix(5))")
-        let stored = Set(try Self.keys(gateway, bucket, prefix: "lib/"))
+        // Folder by folder: each holds fewer than the 1,000 keys of one listing page.
+        let stored = Set(try ["originals/", "variants/thumb/", "variants/preview/", "variants/mobile/", "variants/feed/"]
+            .flatMap { try Self.keys(gateway, bucket, prefix: "lib/" + $0) })
         let pool = try PostgresPool(location: location, maximumConnections: 1)
         defer { pool.close() }
         let paths = try pool.withSession { session in
@@ -156,7 +158,8 @@ struct SharedNothingTests {
     }
 
     /// Every key under `prefix` in the bucket, page after page (each page starts after the last
-    /// key of the one before).
+    /// key of the one before). The harness signs the query as given: a `start-after` key holding
+    /// a `/` is refused by the gateway, so keep each prefix under 1,000 keys.
     static func keys(_ gateway: RadosGateway, _ bucket: String, prefix: String) throws -> [String] {
         var keys: [String] = []
         let encode = { (text: String) in text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text }
