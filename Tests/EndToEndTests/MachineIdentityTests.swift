@@ -10,7 +10,7 @@ import Glibc
 /// of photos is alive is read from its heartbeat in the catalog.
 @Suite("Machines are identities, not host names",
        .enabled(if: SharedCluster.available, Comment(rawValue: SharedCluster.skipReason)),
-       .enabled(if: Machine.canSeparatePIDs, "this machine cannot make UTS and PID namespaces (unshare -u -p -f)"))
+       .enabled(if: Machine.canSeparatePIDs, "this machine cannot make UTS and PID namespaces with their own /proc (unshare -u -p -f --mount-proc)"))
 struct MachineIdentityTests {
     /// Two machines with one host name, each its own PID namespace (two containers of one pod
     /// name, or cloned VMs): their processes have the same host name and, often, the same pids.

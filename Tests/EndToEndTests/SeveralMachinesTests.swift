@@ -199,7 +199,7 @@ final class Machine: @unchecked Sendable {
     /// Whether UTS namespaces can be made here (root, or a kernel that allows it).
     static let canNameHosts = unshares(["-u"])
     /// Whether UTS and PID namespaces can be made here.
-    static let canSeparatePIDs = unshares(["-u", "-p", "-f"])
+    static let canSeparatePIDs = unshares(["-u", "-p", "-f", "--mount-proc"])
 
     private static func unshares(_ options: [String]) -> Bool {
         let process = Process()
@@ -232,7 +232,11 @@ final class Machine: @unchecked Sendable {
         var variables = ProcessInfo.processInfo.environment
         variables["SWIFT_BACKTRACE"] = "enable=no"
         variables.merge(environment) { _, new in new }
-        let argv = ["/usr/bin/unshare", "-u"] + (ownPIDs ? ["-p", "-f"] : []) + ["/bin/bash", "-c", script]
+        // A PID namespace gets a /proc of its own, as a container's does: libdispatch's thread
+        // pool monitor reads /proc/<tid>/stat by the thread ids it sees, and in a namespace
+        // showing the parent's /proc it finds none and traps (SIGILL, "trap invalid opcode in
+        // libdispatch.so", in _dispatch_workq_monitor_pools).
+        let argv = ["/usr/bin/unshare", "-u"] + (ownPIDs ? ["-p", "-f", "--mount-proc"] : []) + ["/bin/bash", "-c", script]
         var cArguments = argv.map { strdup($0) } + [nil]
         var cEnvironment = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in cArguments + cEnvironment { free(pointer) } }
