@@ -77,35 +77,71 @@ public final class BucketStaging: QueuedStaging, Sendable {
                 try await client.put(key: reasonKey, bytes: failure, contentType: "application/json")
             }
         }
-        for name in names {
+        // The photo last: should a delete fail half-way (the bucket going away), the photo's
+        // object is still in view, and the reconciliation, which looks for photos, finishes it.
+        for name in names.reversed() {
             let key = stagedKey(token: token, name)
             try blocking { () async throws(ObjectStorageError) in try await client.delete(key: key) }
         }
     }
 
     public func staged(quietFor quietSeconds: Double) throws -> [String] {
+        let cutoff = Date().addingTimeInterval(-quietSeconds)
+        return try stagedObjects().filter { !Self.isCompanion($0.key) && ($0.lastModified ?? .distantPast) < cutoff }.map(\.key).sorted()
+    }
+
+    public func removeAbandoned(now: Date, quietFor quietSeconds: Double) throws -> Int {
+        try DirectUploads(staging: self).removeExpired(now: now) + removeStrayCompanions(now: now, quietFor: quietSeconds)
+    }
+
+    /// Removes the sidecars and import tickets staged without their photo, quiet for twice
+    /// `quietSeconds`: what a publish or a discard cut short by the bucket going away left (a
+    /// publish puts its photo within moments of its ticket; a discard removes its photo last).
+    /// Returns how many went.
+    func removeStrayCompanions(now: Date, quietFor quietSeconds: Double) throws -> Int {
+        let objects = try stagedObjects()
+        let photos = Set(objects.lazy.filter { !Self.isCompanion($0.key) }.map(\.key))
+        let cutoff = now.addingTimeInterval(-2 * quietSeconds)
+        let strays = objects.filter { object in
+            guard let photo = Self.photo(ofCompanion: object.key) else { return false }
+            return !photos.contains(photo) && (object.lastModified ?? .distantPast) < cutoff
+        }
+        let client = client
+        for stray in strays {
+            let key = prefix + "staging/" + stray.key
+            try blocking { () async throws(ObjectStorageError) in try await client.delete(key: key) }
+        }
+        return strays.count
+    }
+
+    /// Every object of the staging area, its key relative to `staging/` (`TOKEN/NAME...`).
+    func stagedObjects() throws -> [ListedObject] {
         let client = client
         let base = prefix + "staging/"
-        let cutoff = Date().addingTimeInterval(-quietSeconds)
-        var files: Set<String> = []
+        var objects: [ListedObject] = []
         var token: String?
         repeat {
             let continuation = token
             let page = try blocking { () async throws(ObjectStorageError) -> ListPage in
                 try await client.list(prefix: base, continuationToken: continuation)
             }
-            for object in page.objects where (object.lastModified ?? .distantPast) < cutoff {
-                let relative = String(object.key.dropFirst(base.count))
-                guard !relative.hasSuffix(".json") else { continue }
-                files.insert(relative)
+            for var object in page.objects {
+                object.key = String(object.key.dropFirst(base.count))
+                objects.append(object)
             }
             token = page.isTruncated ? page.nextContinuationToken : nil
         } while token != nil
-        return files.sorted()
+        return objects
     }
 
-    public func removeAbandoned(now: Date) throws -> Int {
-        try DirectUploads(staging: self).removeExpired(now: now)
+    /// Whether a staged key is a photo's sidecar or import ticket rather than a photo.
+    static func isCompanion(_ relative: String) -> Bool { relative.hasSuffix(".json") }
+
+    /// The photo a staged sidecar or import ticket belongs to; nil for a photo's own key.
+    static func photo(ofCompanion relative: String) -> String? {
+        if relative.hasSuffix(Spool.importTicketSuffix) { return String(relative.dropLast(Spool.importTicketSuffix.count)) }
+        if relative.hasSuffix(".json") { return String(relative.dropLast(".json".count)) }
+        return nil
     }
 
     /// The object's bytes; nil when there is none.

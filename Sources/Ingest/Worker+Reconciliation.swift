@@ -80,8 +80,8 @@ extension Worker {
     func reconcileStaged(_ jobs: any PhotoJobQueue) {
         guard let staging = spool.staging else { return }
         do {
-            let removed = try staging.removeAbandoned(now: Date())
-            if removed > 0 { logger.info("removed direct uploads never completed", metadata: ["count": "\(removed)"]) }
+            let removed = try staging.removeAbandoned(now: Date(), quietFor: configuration.leaseSeconds)
+            if removed > 0 { logger.info("removed staged uploads that will never be completed", metadata: ["count": "\(removed)"]) }
         } catch {
             logger.warning("cannot remove expired direct uploads", metadata: ["staging": "\(staging.location)", "reason": "\(error)"])
         }

@@ -22,13 +22,14 @@ public protocol QueuedStaging: Sendable {
     /// The photos staged (`TOKEN/NAME`) whose files have not changed for `quietSeconds`, for the
     /// reconciliation: one staged by a process that died before its job was recorded.
     func staged(quietFor quietSeconds: Double) throws -> [String]
-    /// Removes what was prepared for the staging area and will never arrive (direct uploads whose
-    /// presigned URL expired uncompleted); returns how many uploads went.
-    func removeAbandoned(now: Date) throws -> Int
+    /// Removes what was prepared for the staging area and will never arrive: direct uploads whose
+    /// presigned URL expired uncompleted, and a sidecar or import ticket whose photo is not
+    /// staged beside it, quiet for twice `quietSeconds`. Returns how many went.
+    func removeAbandoned(now: Date, quietFor quietSeconds: Double) throws -> Int
 }
 
 extension QueuedStaging {
-    public func removeAbandoned(now: Date) throws -> Int { 0 }
+    public func removeAbandoned(now: Date, quietFor quietSeconds: Double) throws -> Int { 0 }
 }
 
 extension Spool {

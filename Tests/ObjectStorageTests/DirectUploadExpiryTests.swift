@@ -31,12 +31,36 @@ struct DirectUploadExpiryTests {
         #expect(try await onPlainThread { try uploads.recorded(fresh.id) } == fresh)
 
         // Before its URL has expired (and the grace after it) nothing goes.
-        #expect(try await onPlainThread { try staging.removeAbandoned(now: now.addingTimeInterval(120)) } == 0)
+        #expect(try await onPlainThread { try staging.removeAbandoned(now: now.addingTimeInterval(120), quietFor: 30) } == 0)
         // After, the stale grant and its bytes go; the valid grant and the staging area stay.
-        #expect(try await onPlainThread { try staging.removeAbandoned(now: now.addingTimeInterval(60 + 301)) } == 1)
+        #expect(try await onPlainThread { try staging.removeAbandoned(now: now.addingTimeInterval(60 + 301), quietFor: 30) } == 1)
         let left = try await library.client.list(prefix: "library/").objects.map(\.key).sorted()
         #expect(left == ["library/direct/\(fresh.id)/grant.json", "library/staging/t0k3n/photo.jpg"])
         #expect(try await onPlainThread { try uploads.recorded(stale.id) } == nil)
+        try await library.shutdown()
+    }
+
+    @Test("a ticket or sidecar staged without its photo goes after twice the quiet time; a photo's own stay")
+    func strayCompanionsAreRemoved() async throws {
+        let (gateway, bucket) = try await onPlainThread { (try SharedGateway.gateway.get(), try SharedGateway.freshBucket(prefix: "strays")) }
+        let (configuration, environment) = LibraryStoresGatewayTests.settings(gateway, bucket: bucket)
+        let library = try #require(try LibraryStores.open(configuration, environment: environment) as? BucketLibrary)
+        let staging = BucketStaging(library: library)
+        // A whole photo with its sidecar and ticket, and what a publish or discard cut short left.
+        let whole = ["t1/a.jpg", "t1/a.jpg.json", "t1/a.jpg" + Spool.importTicketSuffix]
+        let strays = ["t2/b.jpg" + Spool.importTicketSuffix, "t3/c.jpg.json"]
+        for key in whole + strays { try await library.client.put(key: "library/staging/" + key, bytes: [1]) }
+        let now = Date()
+
+        #expect(try await onPlainThread { try staging.removeAbandoned(now: now.addingTimeInterval(50), quietFor: 30) } == 0,
+                "within twice the quiet time nothing goes: a publish may still be putting its photo")
+        #expect(try await onPlainThread { try staging.removeAbandoned(now: now.addingTimeInterval(65), quietFor: 30) } == 2)
+        let left = try await library.client.list(prefix: "library/staging/").objects.map(\.key).sorted()
+        #expect(left == whole.map { "library/staging/" + $0 }.sorted())
+        #expect(try await onPlainThread { try staging.staged(quietFor: 60) } == [], "a photo staged a moment ago is not quiet yet")
+        // The reconciliation sees the photo only, never its companions.
+        try await Task.sleep(for: .milliseconds(1100))
+        #expect(try await onPlainThread { try staging.staged(quietFor: 0) } == ["t1/a.jpg"])
         try await library.shutdown()
     }
 }
