@@ -97,6 +97,39 @@ public final class BucketLibrary: BlobStore, Sendable {
         return paths
     }
 
+    /// Puts the original and every variant at once, each in one request where it fits in one
+    /// (no HEAD first: a photo is stored once, when it is first committed, and a retry rewrites
+    /// the same bytes at the same content-addressed keys). An original above the multipart
+    /// threshold is sent from its file in parts, unless an object of the same size and checksum
+    /// is already there.
+    public func putPhoto(original: OriginalBlob, variants: [(name: String, extension: String, bytes: [UInt8])],
+                         sha256: String) throws -> (original: String, variants: [String]) {
+        let originalPath = Library.originalPath(sha256: sha256, extension: original.fileExtension)
+        let paths = variants.map { Library.variantPath(sha256: sha256, variant: $0.name, extension: $0.extension) }
+        var uploads = zip(variants, paths).map { (key: key(for: $1), bytes: $0.bytes, contentType: Self.contentType(forExtension: $0.extension)) }
+        let originalKey = key(for: originalPath)
+        let originalType = Self.contentType(forExtension: original.fileExtension)
+        let client = client
+        let fromFile = original.bytes.count > client.configuration.multipartThreshold
+            ? original.source.flatMap { Self.isRegularFile($0, size: original.bytes.count) ? $0 : nil } : nil
+        if fromFile == nil { uploads.insert((key: originalKey, bytes: original.bytes, contentType: originalType), at: 0) }
+        let puts = uploads
+        try blocking { () async throws -> Void in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                if let fromFile {
+                    group.addTask {
+                        _ = try await client.putFile(key: originalKey, path: fromFile, contentType: originalType, skipIfPresent: true)
+                    }
+                }
+                for upload in puts {
+                    group.addTask { _ = try await client.put(key: upload.key, bytes: upload.bytes, contentType: upload.contentType) }
+                }
+                try await group.waitForAll()
+            }
+        }
+        return (originalPath, paths)
+    }
+
     /// The object's bytes; a missing one throws the client's 404 (`isNotFound`).
     public func get(_ relative: String) throws -> [UInt8] {
         let key = key(for: relative)

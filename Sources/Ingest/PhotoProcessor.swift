@@ -46,7 +46,9 @@ public struct PhotoProcessor: Sendable {
 
     /// Processes one photo from any source; throws a `ProcessingFailure` when it cannot.
     public func process(_ input: PhotoInput, attempt: Int, deadline: Date, startedAt: Date) throws -> PhotoOutcome {
+        StageProfile.begin()
         let bytes = try readPhoto(input)
+        StageProfile.lap(.read)
         guard let format = Imaging.sniff(bytes) else {
             throw ProcessingFailure.permanent(PhotoFormat.refusal(bytes), bytes.isEmpty ? .badInput : .unsupportedFormat)
         }
@@ -54,6 +56,7 @@ public struct PhotoProcessor: Sendable {
         var metadata = PhotoMetadata.read(bytes, sidecar: input.sidecar, fileTime: fileTime,
                                           options: MetadataOptions(defaultTimeZone: configuration.defaultTimeZone,
                                                                    sidecarOverridesExif: input.sidecarOverridesExif))
+        StageProfile.lap(.metadata)
         metadata.warnings = input.notes + metadata.warnings
         var job = JobRecord(sourceName: input.sourceName, claimPath: input.jobKey, sha256: metadata.sha256,
                             outcome: .added, pictureId: nil, attempts: attempt, error: nil,
@@ -66,6 +69,7 @@ public struct PhotoProcessor: Sendable {
             try catalog.recordDuplicate(job, of: id)
             return .duplicate(of: id)
         }
+        StageProfile.lap(.catalog)
 
         // The header alone tells the pixel count: the budget is taken before any raster exists,
         // and a bomb is refused by the pixel limit inside render, before any allocation.
@@ -85,18 +89,22 @@ public struct PhotoProcessor: Sendable {
             throw timedOut
         }
         try checkDeadline(deadline)
+        StageProfile.lap(.render)
 
         let ext = PhotoFormat.fileExtension(format)
-        let originalPath = try library.putOriginal(bytes, sha256: metadata.sha256, extension: ext,
-                                                   linkingFrom: input.linkOriginal ? input.path : nil, sharing: input.shareSource)
-        let paths = try library.putVariants(rendered.variants.map { (name: $0.name, extension: $0.format.fileExtension, bytes: $0.bytes) },
-                                            sha256: metadata.sha256)
+        let original = OriginalBlob(bytes: bytes, fileExtension: ext, source: input.linkOriginal ? input.path : nil,
+                                    sharing: input.shareSource)
+        let (originalPath, paths) = try library.putPhoto(
+            original: original, variants: rendered.variants.map { (name: $0.name, extension: $0.format.fileExtension, bytes: $0.bytes) },
+            sha256: metadata.sha256)
         let variants = zip(rendered.variants, paths).map { variant, path in
             VariantRecord(pictureId: 0, name: variant.name, path: path, width: variant.width,
                           height: variant.height, bytes: Int64(variant.bytes.count), format: variant.format.rawValue)
         }
         try checkDeadline(deadline)
+        StageProfile.lap(.library)
 
+        defer { StageProfile.lap(.catalog) }
         let picture = PictureRecordBuilder.make(metadata: metadata, info: info, rendered: rendered,
                                                 sourceName: input.sourceName, originalPath: originalPath,
                                                 feed: configuration.feedRecipe, now: Date())

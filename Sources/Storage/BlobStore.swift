@@ -20,6 +20,12 @@ public protocol BlobStore: Sendable {
     func putOriginal(_ bytes: [UInt8], sha256: String, extension ext: String, linkingFrom source: String?, sharing: Bool) throws -> String
     /// Puts a photo's variants durably, together; returns their relative paths, in order.
     func putVariants(_ variants: [(name: String, extension: String, bytes: [UInt8])], sha256: String) throws -> [String]
+    /// Puts a photo's original and its variants durably, as `putOriginal` and `putVariants`
+    /// would; returns the original's path and the variants' paths in order. A store may put
+    /// them all at once. When it throws, some may be stored: the caller commits nothing, and
+    /// a retry finds the same content-addressed paths.
+    func putPhoto(original: OriginalBlob, variants: [(name: String, extension: String, bytes: [UInt8])],
+                  sha256: String) throws -> (original: String, variants: [String])
     /// The bytes stored at a relative path.
     func get(_ relative: String) throws -> [UInt8]
     /// The size of what is stored at a relative path; nil when nothing is.
@@ -51,7 +57,31 @@ public struct BlobRead: Sendable, Equatable {
     }
 }
 
+/// A photo's original as it is handed to a store: its bytes, its file's extension, and the
+/// file holding the same bytes that the store may link or read instead (see `putOriginal`).
+public struct OriginalBlob: Sendable {
+    public var bytes: [UInt8]
+    public var fileExtension: String
+    public var source: String?
+    public var sharing: Bool
+
+    public init(bytes: [UInt8], fileExtension: String, source: String?, sharing: Bool) {
+        self.bytes = bytes
+        self.fileExtension = fileExtension
+        self.source = source
+        self.sharing = sharing
+    }
+}
+
 extension BlobStore {
+    /// The original, then the variants: one after the other.
+    public func putPhoto(original: OriginalBlob, variants: [(name: String, extension: String, bytes: [UInt8])],
+                         sha256: String) throws -> (original: String, variants: [String]) {
+        let path = try putOriginal(original.bytes, sha256: sha256, extension: original.fileExtension,
+                                   linkingFrom: original.source, sharing: original.sharing)
+        return (path, try putVariants(variants, sha256: sha256))
+    }
+
     /// `putOriginal` linking only a file the spool alone owns.
     public func putOriginal(_ bytes: [UInt8], sha256: String, extension ext: String, linkingFrom source: String?) throws -> String {
         try putOriginal(bytes, sha256: sha256, extension: ext, linkingFrom: source, sharing: false)

@@ -15,6 +15,7 @@ struct DirectoryLibraryConformanceTests {
     @Test("variants are put together and each read back") func variants() async throws { try await LibraryConformance.run(.directory, LibraryConformance.variants) }
     @Test("the same original put again writes nothing") func idempotent() async throws { try await LibraryConformance.run(.directory, LibraryConformance.idempotentOriginal) }
     @Test("a listing gives exactly what was put, relative, with sizes") func listing() async throws { try await LibraryConformance.run(.directory, LibraryConformance.listing) }
+    @Test("a photo's original and variants put at once read back") func wholePhoto() async throws { try await LibraryConformance.run(.directory, LibraryConformance.wholePhoto) }
     @Test("size(of:) gives the size, nil for a missing path") func sizes() async throws { try await LibraryConformance.run(.directory, LibraryConformance.sizes) }
     @Test("a removed path is absent; removing it again is fine") func removal() async throws { try await LibraryConformance.run(.directory, LibraryConformance.removal) }
     @Test("a 100 MB original put from its file reads back with the same SHA-256") func largeOriginal() async throws { try await LibraryConformance.run(.directory, LibraryConformance.largeOriginal) }
@@ -26,6 +27,7 @@ struct BucketLibraryConformanceTests {
     @Test("variants are put together and each read back") func variants() async throws { try await LibraryConformance.run(.bucket, LibraryConformance.variants) }
     @Test("the same original put again writes nothing") func idempotent() async throws { try await LibraryConformance.run(.bucket, LibraryConformance.idempotentOriginal) }
     @Test("a listing gives exactly what was put, relative, with sizes") func listing() async throws { try await LibraryConformance.run(.bucket, LibraryConformance.listing) }
+    @Test("a photo's original and variants go at once, one PUT each and no HEAD") func wholePhoto() async throws { try await LibraryConformance.run(.bucket, LibraryConformance.wholePhoto) }
     @Test("size(of:) gives the size, nil for a missing path") func sizes() async throws { try await LibraryConformance.run(.bucket, LibraryConformance.sizes) }
     @Test("a removed path is absent; removing it again is fine") func removal() async throws { try await LibraryConformance.run(.bucket, LibraryConformance.removal) }
     @Test("a 100 MB original put from its file goes in parts and reads back with the same SHA-256") func largeOriginal() async throws { try await LibraryConformance.run(.bucket, LibraryConformance.largeOriginal) }
@@ -104,6 +106,29 @@ enum LibraryConformance {
             #expect(after.count(.putObject, .success) == before.count(.putObject, .success), "a variant was sent again")
             #expect(after.requests[.putObject] == before.requests[.putObject])
             #expect(after.count(.headObject, .success) == before.count(.headObject, .success) + variants.count)
+        }
+    }
+
+    /// A photo's original and variants put at once are each read back at the paths `putOriginal`
+    /// and `putVariants` give; in a bucket each is one PUT and nothing else (no HEAD before it).
+    static func wholePhoto(_ fixture: LibraryFixture) async throws {
+        let photo = SamplePhoto(seed: 11, count: 300_000)
+        let samples = [("thumb", "webp", SamplePhoto(seed: 12, count: 9_000)), ("feed", "jpg", SamplePhoto(seed: 13, count: 60_000))]
+        let variants = samples.map { (name: $0.0, extension: $0.1, bytes: $0.2.bytes) }
+        let before = fixture.statistics()
+        let original = OriginalBlob(bytes: photo.bytes, fileExtension: "heic", source: nil, sharing: false)
+        let stored = try await fixture.call { try $0.putPhoto(original: original, variants: variants, sha256: photo.sha256) }
+        #expect(stored.original == Library.originalPath(sha256: photo.sha256, extension: "heic"))
+        #expect(stored.variants == samples.map { Library.variantPath(sha256: photo.sha256, variant: $0.0, extension: $0.1) })
+        #expect(try await fixture.call { try $0.get(stored.original) } == photo.bytes)
+        for (path, sample) in zip(stored.variants, samples) {
+            #expect(try await fixture.call { try $0.get(path) } == sample.2.bytes, "\(path)")
+        }
+        if fixture.kind == .bucket {
+            let after = fixture.statistics()
+            #expect(after.count(.putObject, .success) - before.count(.putObject, .success) == 1 + samples.count)
+            #expect(after.count(.headObject, .success) == before.count(.headObject, .success), "a HEAD before a PUT")
+            #expect(try await fixture.bucket?.client.head(key: "library/" + stored.original)?.contentType == "image/heic")
         }
     }
 
