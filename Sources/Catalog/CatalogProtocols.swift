@@ -54,8 +54,8 @@ public protocol CatalogStore: PictureCatalog, WebhookStore {
     func moment(id: Int64) throws(CatalogError) -> Moment?
     /// How many pictures one moment holds.
     func pictureCount(inMoment id: Int64) throws(CatalogError) -> Int
-    /// One page of a moment's pictures in the stable order.
-    func pictures(inMoment id: Int64, after cursor: PictureCursor?, limit: Int) throws(CatalogError) -> PicturePageRecords
+    /// One page of a moment's pictures in the stable order; with a nil id, of the pictures in no moment.
+    func pictures(inMoment id: Int64?, after cursor: PictureCursor?, limit: Int) throws(CatalogError) -> PicturePageRecords
     /// A picture by id.
     func picture(id: Int64) throws(CatalogError) -> PictureRecord?
     /// The variants of one picture.
@@ -161,6 +161,17 @@ public protocol PhotoJobQueue: Sendable {
     func releaseClaims(ofInstances instances: [String]) throws(CatalogError) -> Int
     /// The processes known to the queue: those that hold photos, and those seen within `recent` seconds.
     func instances(recent: Double) throws(CatalogError) -> [InstanceRecord]
+    /// Tells `ended` the `queued/` file (`TOKEN/NAME`) of each photo whose job ends (done, or
+    /// failed for good) as it is committed, on whichever machine, until the feed is stopped.
+    func followOutcomes(_ ended: @escaping @Sendable (String) -> Void) -> any OutcomeFeed
+}
+
+/// What `PhotoJobQueue.followOutcomes` returns.
+public protocol OutcomeFeed: Sendable {
+    /// Whether outcomes reach the feed now; while they do not (the database is away), a caller
+    /// waiting for one looks for itself.
+    var isLive: Bool { get }
+    func stop()
 }
 
 /// A process of a shared queue, as its heartbeats record it.

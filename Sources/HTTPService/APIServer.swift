@@ -190,6 +190,7 @@ public final class APIServer: Sendable {
         let jobs = environment.jobs
         let watcher = SpoolOutcomeWatcher(spoolRoot: configuration.spoolRoot, waiters: environment.waiters)
         watcher.start()
+        if let jobs { environment.waiters.follow(jobs) }
         services.append(StoppingNotice(onStopping: {
             environment.waiters.stop()
             watcher.stop()

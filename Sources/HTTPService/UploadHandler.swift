@@ -332,7 +332,7 @@ struct UploadHandler: Sendable {
                   connection?.isActive != false else {
                 return JSONBody.response(state)
             }
-            let step = environment.jobs == nil ? Self.waitStep : Self.sharedQueueWaitStep
+            let step = environment.jobs == nil || environment.waiters.outcomesArrive ? Self.waitStep : Self.sharedQueueWaitStep
             await waiter.next(atMost: min(step, deadline - ContinuousClock.now))
         }
     }
@@ -341,11 +341,12 @@ struct UploadHandler: Sendable {
     static let longestWait = 60.0
     /// How often a waiting status request looks again without being woken.
     static let waitStep = Duration.seconds(2)
-    /// The same with a shared job queue: a photo's outcome is recorded in the catalog, often by
-    /// another machine, and no folder of this spool shows it, so a waiting request looks again
-    /// this often, as every waiting request did before the spool watcher (`darkroom-bench
-    /// bucket` measured upload to done at 2,036 ms for 135 ms of processing with the 2 s step
-    /// alone, 241 ms with 100 ms). At most `server.max_status_waiters` lookups each step.
+    /// The same with a shared job queue while the database's notices of ended jobs do not
+    /// reach this process (its listening connection is away): a photo's outcome is recorded in
+    /// the catalog, often by another machine, and no folder of this spool shows it, so a
+    /// waiting request looks again this often (`darkroom-bench bucket` measured upload to done
+    /// at 2,036 ms for 135 ms of processing with the 2 s step alone, 241 ms with 100 ms). At
+    /// most `server.max_status_waiters` lookups each step.
     static let sharedQueueWaitStep = Duration.milliseconds(20)
 
     /// The state of an upload, looked for along the way a photo travels: `incoming/`,

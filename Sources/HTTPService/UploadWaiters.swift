@@ -1,9 +1,11 @@
+import Catalog
 import Foundation
 import Synchronization
 
 /// The `GET /v1/uploads/{id}?wait=` requests waiting for an upload's outcome: woken when the
 /// upload's photo leaves the spool's `processing/` (its outcome is in the catalog by then) or
-/// lands in `failed/` (`SpoolOutcomeWatcher`), never by polling; at most `limit` at once.
+/// lands in `failed/` (`SpoolOutcomeWatcher`), or, with a shared queue, when its job's end is
+/// notified by the database (`follow`); at most `limit` at once.
 final class UploadWaiters: Sendable {
     /// Waiters at once (`server.max_status_waiters`).
     let limit: Int
@@ -13,6 +15,8 @@ final class UploadWaiters: Sendable {
         var stopped = false
     }
     private let state = Mutex(State())
+    /// The shared queue's outcomes, when there is one (`follow`).
+    private let feed = Mutex<(any OutcomeFeed)?>(nil)
 
     init(limit: Int) {
         self.limit = limit
@@ -44,6 +48,24 @@ final class UploadWaiters: Sendable {
     /// Whether the server is stopping (waiters answer at once).
     var isStopped: Bool { state.withLock { $0.stopped } }
 
+    /// The photo job of the queued file `TOKEN/NAME` ended (the shared queue's notice): the
+    /// waiters of its upload look again. An upload's photo is `TOKEN/ID.EXT`; a direct
+    /// upload's, `ID/NAME`.
+    func notify(queuedFile file: String) {
+        let token = String(file.prefix { $0 != "/" })
+        let stem = String(file.drop { $0 != "/" }.dropFirst().prefix { $0 != "." })
+        for id in Set([token, stem]) where UploadID.isValid(id) { notify(id: id) }
+    }
+
+    /// Whether the outcomes of the shared queue's photo jobs reach `notify(queuedFile:)` now.
+    var outcomesArrive: Bool { feed.withLock { $0?.isLive ?? false } }
+
+    /// Follows the shared queue's outcomes (until `stop`).
+    func follow(_ jobs: any PhotoJobQueue) {
+        let started = jobs.followOutcomes { [weak self] file in self?.notify(queuedFile: file) }
+        feed.withLock { $0 = started }
+    }
+
     /// Something happened to upload `id`: its waiters look again.
     func notify(id: String) {
         let waiters = state.withLock { Array(($0.waiting[id] ?? [:]).values) }
@@ -52,6 +74,10 @@ final class UploadWaiters: Sendable {
 
     /// The server is stopping: every waiter answers now, and no new one waits.
     func stop() {
+        feed.withLock { feed in
+            feed?.stop()
+            feed = nil
+        }
         let waiters = state.withLock { state in
             state.stopped = true
             return state.waiting.values.flatMap(\.values)

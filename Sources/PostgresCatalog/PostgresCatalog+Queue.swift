@@ -11,6 +11,13 @@ extension PostgresCatalog: PhotoJobQueue {
     /// The job kind of a photo under `queued/`.
     static let photoKind = "photo"
 
+    /// From the notices the queue's trigger sends as a photo's job ends (`LISTEN`, on a
+    /// connection of its own that comes back after an outage).
+    public func followOutcomes(_ ended: @escaping @Sendable (String) -> Void) -> any OutcomeFeed {
+        PostgresOutcomeFeed(notifications: PostgresNotifications(location: location, channel: JobQueue.photoOutcomesChannel,
+                                                                 deadlines: pool.deadlines, logger: pool.logger, received: ended))
+    }
+
     /// In one statement, whatever their number (a scan that finds a thousand files).
     public func admitPhotos(files: [String], urgent: Bool) throws(CatalogError) {
         guard !files.isEmpty else { return }
@@ -163,4 +170,13 @@ struct LeasedPostgresCatalog: PictureCatalog {
     func finishedJob(claimPath: String) throws(CatalogError) -> JobRecord? { try catalog.finishedJob(claimPath: claimPath) }
 
     func latestJob(claimPath: String) throws(CatalogError) -> JobRecord? { try catalog.latestJob(claimPath: claimPath) }
+}
+
+/// The outcomes of photo jobs, as PostgreSQL notifies them.
+struct PostgresOutcomeFeed: OutcomeFeed {
+    let notifications: PostgresNotifications
+
+    var isLive: Bool { notifications.isListening }
+
+    func stop() { notifications.stop() }
 }

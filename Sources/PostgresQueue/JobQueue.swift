@@ -71,7 +71,28 @@ public final class JobQueue: Sendable {
         ("v3-queue-done-by-age", [
             "CREATE INDEX queue_jobs_done ON queue_jobs (finished_at) WHERE state = 'done'",
         ]),
+        // A photo's job that ends notifies `photoOutcomesChannel` with its file, when its
+        // transaction commits: a status request waiting for that outcome, on any machine, is
+        // woken by it rather than by asking again and again.
+        ("v4-queue-photo-outcome-notices", [
+            """
+            CREATE FUNCTION darkroom_notify_photo_outcome() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                PERFORM pg_notify('\(photoOutcomesChannel)', NEW.payload);
+                RETURN NULL;
+            END
+            $$
+            """,
+            """
+            CREATE TRIGGER queue_jobs_photo_outcome AFTER UPDATE OF state ON queue_jobs FOR EACH ROW
+            WHEN (NEW.kind = 'photo' AND NEW.state IN ('done', 'failed') AND OLD.state IS DISTINCT FROM NEW.state)
+            EXECUTE FUNCTION darkroom_notify_photo_outcome()
+            """,
+        ]),
     ]
+
+    /// The channel a photo's job notifies with its file when it ends (done, or failed for good).
+    public static let photoOutcomesChannel = "darkroom_photo_outcomes"
 
     /// Connects (a pool of at most `maximumConnections`) and keeps the pool running until `close()`.
     public init(location: PostgresLocation, maximumConnections: Int = 20, maximumAttempts: Int = 5,

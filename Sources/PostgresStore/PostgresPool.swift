@@ -20,7 +20,7 @@ public final class PostgresPool: @unchecked Sendable {  // safe: `idle`, `open`,
     public let maximumConnections: Int
     /// How long each kind of wait may last.
     public let deadlines: PostgresDeadlines
-    let logger: Logger
+    public let logger: Logger
     private let settings: [(String, String)]
     private let condition = NSCondition()
     private var idle: [WatchedConnection] = []

@@ -2,6 +2,7 @@ import Catalog
 import Foundation
 @testable import PostgresCatalog
 import PostgresHarness
+import PostgresNIO
 import Testing
 
 /// The shared queue's photo jobs in the catalog's database, through `PhotoJobQueue`.
@@ -45,5 +46,61 @@ struct PostgresPhotoQueueTests {
         // The pictures and the jobs' history are the catalog's, untouched.
         #expect(try catalog.counts(now: Date()).pictures == 3)
         #expect(try catalog.finishedJob(claimPath: "c/0")?.outcome == .added)
+    }
+
+    /// A photo job that ends (done, or failed for good) is told to every follower as it is
+    /// committed, a job still held is not; a follower whose session the server ends listens
+    /// again on a new one and hears the next ending.
+    @Test func endedJobsAreToldToFollowersThroughATerminatedSession() throws {
+        let catalog = try PostgresCatalogTests.catalog()
+        defer { catalog.close() }
+        let heard = Heard()
+        let feed = catalog.followOutcomes { heard.add($0) }
+        defer { feed.stop() }
+        #expect(Self.until { feed.isLive }, "the follower listens")
+        let files = (0..<3).map { "t\($0)/\(String(repeating: "a", count: 31))\($0).jpg" }
+        try catalog.admitPhotos(files: files, urgent: true)
+        var held: [QueuedPhoto] = []
+        for _ in 0..<3 { held.append(try #require(try catalog.claimPhoto(owner: "m1", leaseSeconds: 60, lapsedFor: 0))) }
+        let pictures = PostgresCatalogTests.photos(seed: 9, count: 2)
+        _ = try catalog.completing(held[0]).commitPicture(pictures[0], variants: [], job: PostgresCatalogTests.job(0))
+        var failure = PostgresCatalogTests.job(1)
+        failure.outcome = .failed
+        failure.error = "not a photo"
+        try catalog.completing(held[1]).recordFailure(failure)
+        #expect(Self.until { heard.files.count >= 2 })
+        #expect(heard.files == [held[0].file, held[1].file], "the two ended jobs, in commit order, and not the held one")
+
+        // The server ends the listening session: the follower is not live until it listens again.
+        let listeners = PostgresQuery(unsafeSQL: "SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()")
+        let ended = try catalog.write { session in try session.values(listeners, as: Int32.self) }
+        #expect(ended.count == 1, "one listening session: \(ended)")
+        try catalog.write { session in try session.execute(PostgresQuery(unsafeSQL: "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()")) }
+        #expect(Self.until {
+            let now = (try? catalog.write { session in try session.values(listeners, as: Int32.self) }) ?? []
+            return feed.isLive && !now.isEmpty && Set(now).isDisjoint(with: ended)
+        }, "listening again on a new session")
+        _ = try catalog.completing(held[2]).commitPicture(pictures[1], variants: [], job: PostgresCatalogTests.job(2))
+        #expect(Self.until { heard.files.count >= 3 })
+        #expect(heard.files.last == held[2].file)
+        feed.stop()
+        #expect(!feed.isLive)
+    }
+
+    /// Whether `condition` holds within ten seconds (looked at every 20 ms).
+    static func until(_ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(10)
+        while !condition() {
+            if Date() > deadline { return false }
+            usleep(20_000)
+        }
+        return true
+    }
+
+    final class Heard: @unchecked Sendable {  // safe: `seen` is guarded by `lock`
+        private let lock = NSLock()
+        private var seen: [String] = []
+        func add(_ file: String) { lock.withLock { seen.append(file) } }
+        var files: [String] { lock.withLock { seen } }
     }
 }

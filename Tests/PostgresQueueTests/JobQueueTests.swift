@@ -23,7 +23,7 @@ struct JobQueueTests {
             for _ in 0..<4 { group.addTask { try await queue.migrate() } }
             try await group.waitForAll()
         }
-        #expect(try await queue.appliedMigrations() == ["v1-queue-jobs", "v2-queue-photo-files", "v3-queue-done-by-age"])
+        #expect(try await queue.appliedMigrations() == ["v1-queue-jobs", "v2-queue-photo-files", "v3-queue-done-by-age", "v4-queue-photo-outcome-notices"])
     }
 
     @Test("eight claimers on 400 jobs: every job is completed exactly once, none twice, none lost")
