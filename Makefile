@@ -14,8 +14,10 @@ DEBS := pkg-config libjpeg62-turbo-dev libpng-dev libexif-dev libsqlite3-dev lib
 # temporary directory (curl signs the harness's own requests). Without their recommendations,
 # which would bring a manager, a metadata server, FUSE, chrony and dozens of Python packages.
 S3_TEST_DEBS := ceph-mon ceph-osd radosgw
+# The browser ExportTests renders the HTML export in, headless, at a desktop and a phone width.
+BROWSER_TEST_DEBS := chromium fonts-dejavu-core
 # Only the benchmark needs these: vipsthumbnail is its point of comparison.
-BENCH_DEBS := libvips-tools libjpeg-turbo-progs
+BENCH_DEBS := libvips-tools libjpeg-turbo-progs libheif-examples
 # Only `make fuzz` needs these.
 FUZZ_DEBS := python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -62,6 +64,7 @@ GEONAMES_VERSION := 3.0.2
 deps: $(GAZETTEER)
 	$(call install_missing,$(DEBS),deps)
 	$(call install_missing,$(S3_TEST_DEBS),deps,--no-install-recommends)
+	$(call install_missing,$(BROWSER_TEST_DEBS),deps,--no-install-recommends)
 
 $(GAZETTEER): tools/gazetteer/convert.py
 	@rm -rf .build-gazetteer && mkdir -p .build-gazetteer
@@ -72,6 +75,7 @@ $(GAZETTEER): tools/gazetteer/convert.py
 
 bench-deps: deps
 	$(call install_missing,$(BENCH_DEBS),bench-deps)
+	@python3 -c 'import pyvips' 2>/dev/null || python3 -m pip install -q pyvips==3.2.0
 
 # The commit and date `darkroom --version` prints, and libexif's version (which the library
 # cannot tell at run time). Rewritten only when the commit changes, so a rebuild of the same

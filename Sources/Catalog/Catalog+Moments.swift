@@ -144,11 +144,12 @@ extension Catalog {
     }
 
     /// One page of a moment's pictures in the stable order: capture time, then content hash;
-    /// pictures without a time last. Pass the previous page's `next` to continue.
-    public func pictures(inMoment id: Int64, after cursor: PictureCursor?, limit: Int) throws(CatalogError) -> PicturePageRecords {
+    /// pictures without a time last. Pass the previous page's `next` to continue. A nil id: the
+    /// pictures in no moment.
+    public func pictures(inMoment id: Int64?, after cursor: PictureCursor?, limit: Int) throws(CatalogError) -> PicturePageRecords {
         try read { db in
-            var condition = "moment_id = ?"
-            var arguments: StatementArguments = [id]
+            var condition = id == nil ? "moment_id IS NULL" : "moment_id = ?"
+            var arguments: StatementArguments = id.map { [$0] } ?? []
             if let cursor {
                 if let time = cursor.capturedAt?.timeIntervalSince1970 {
                     condition += " AND (moment_time IS NULL OR moment_time > ? OR (moment_time = ? AND sha256 > ?))"

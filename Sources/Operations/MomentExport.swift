@@ -5,77 +5,122 @@ import Moments
 import Storage
 
 /// Writes the catalog's moments as files a person or a map tool can open without a server:
-/// a static HTML page with covers and thumbnails, or GeoJSON points.
+/// a static HTML page to share (see `ExportPage`), or GeoJSON points.
+///
+/// Private moments, and pictures their sidecar marked private, are left out of both unless
+/// `includePrivate`. No source file name or path, id or internal wording reaches the page.
 public struct MomentExport: Sendable {
     public let moments: MomentCatalog
     public let library: String
+    /// The moment's cover image (the feed variant: a 4:5 crop).
     public let coverVariant: String
+    /// The grid's images.
     public let thumbVariant: String
+    /// The larger view each photo opens (the preview variant).
+    public let largeVariant: String
+    public let includePrivate: Bool
+    /// Names for places the catalog has none for, and the time zone of a place whose pictures
+    /// carry no UTC offset; nil: unnamed places show no name, such times show in UTC.
+    public let naming: (any AutomaticNaming)?
 
-    public init(moments: MomentCatalog, library: String, coverVariant: String, thumbVariant: String) {
+    public init(moments: MomentCatalog, library: String, coverVariant: String, thumbVariant: String,
+                largeVariant: String? = nil, includePrivate: Bool = false,
+                naming: (any AutomaticNaming)? = GazetteerNaming.standard) {
         self.moments = moments
         self.library = library
         self.coverVariant = coverVariant
         self.thumbVariant = thumbVariant
+        self.largeVariant = largeVariant ?? coverVariant
+        self.includePrivate = includePrivate
+        self.naming = naming
     }
 
-    /// Writes `DIR/index.html` and copies the images it shows into `DIR/media/`. Returns the
-    /// number of moments written.
+    /// What an HTML export wrote and what it left out.
+    public struct Summary: Sendable, Equatable {
+        /// Moments on the page.
+        public var moments = 0
+        /// Photos on the page, those in no moment included.
+        public var photos = 0
+        /// Photos in the "Not in a moment" section.
+        public var photosInNoMoment = 0
+        /// Private moments left out (0 with `includePrivate`).
+        public var privateMomentsLeftOut = 0
+        /// Photos marked private left out of the moments shown and of "Not in a moment".
+        public var privatePhotosLeftOut = 0
+    }
+
+    /// Writes `DIR/index.html` and copies the images it shows into `DIR/media/`; files an
+    /// earlier export left in `DIR/media/` that this page does not show are removed, so that
+    /// the folder never holds more than the page (a private moment exported once is gone the
+    /// next time). The folder is self-contained: copy it anywhere.
     @discardableResult
-    public func html(into directory: String) throws -> Int {
-        let all = try moments.moments()
-        var sections: [String] = []
-        for moment in all {
-            var pictures: [PictureView] = []
-            var cursor: PictureCursor?
-            repeat {
-                let page = try moments.pictures(inMoment: moment.id, after: cursor, limit: 500)
-                pictures += page.pictures
-                cursor = page.next
-            } while cursor != nil
-            let cover = pictures.first { $0.id == moment.coverPictureId } ?? pictures.first
-            let coverTag = try cover.flatMap { try copy($0.variants[coverVariant], into: directory) }
-                .map { "<img class=\"cover\" src=\"\(Self.escape($0))\"\(Self.placeholder(cover)) alt=\"cover\">" } ?? "<div class=\"cover none\">no cover</div>"
-            let thumbs = try pictures.compactMap { picture -> String? in
-                guard let src = try copy(picture.variants[thumbVariant], into: directory) else { return nil }
-                return "<img src=\"\(Self.escape(src))\"\(Self.placeholder(picture)) title=\"\(Self.escape(picture.sourceName))\" alt=\"\(Self.escape(picture.sourceName))\">"
-            }.joined()
-            let place = moment.place.map { p in
-                "\(Self.escape(p.name ?? "place \(p.id)")) (\(String(format: "%.5f, %.5f", p.lat, p.long)), \(Int(p.radiusMetres)) m)"
-            } ?? "no place"
-            sections.append("""
-            <section>\(coverTag)
-            <h2>\(Self.escape(moment.title ?? "Moment \(moment.id)"))</h2>
-            <p class="meta">\(Self.span(moment.start, moment.end)) · \(place) · \(moment.pictures) picture\(moment.pictures == 1 ? "" : "s") · \(moment.kind), \(moment.visibility)\(moment.creator.map { " · by " + Self.escape($0) } ?? "")</p>
-            <p class="meta">cover: \(Self.escape(moment.coverReason ?? moment.coverSource))</p>
-            <div class="thumbs">\(thumbs)</div>
-            </section>
-            """)
+    public func html(into directory: String) throws -> Summary {
+        var summary = Summary()
+        var written: Set<String> = []
+        let places = Dictionary(uniqueKeysWithValues: try moments.catalog.places().map { ($0.id, $0) })
+        var shown: [ExportMoment] = []
+        for moment in try moments.catalog.moments(atPlace: nil) {
+            if moment.visibility == .private && !includePrivate {
+                summary.privateMomentsLeftOut += 1
+                continue
+            }
+            let pictures = try visiblePictures(inMoment: moment.id, summary: &summary)
+            let place = places[moment.placeId]
+            // The moment's local time: its pictures' own offset, else the zone of its place.
+            let offset = pictures.lazy.compactMap(\.capturedOffset).first
+                ?? place.flatMap { naming?.timeZone(at: $0.center) }.map { $0.secondsFromGMT(for: moment.start) }
+            var photos: [ExportPhoto] = []
+            var coverIndex = 0
+            let placeName = place.flatMap { $0.name ?? naming?.placeName(at: $0.center) }
+            for picture in pictures {
+                let isCover = picture.id == moment.coverPictureId
+                guard let photo = try photo(picture, place: placeName, fallbackOffset: offset, withCover: isCover,
+                                            into: directory, written: &written) else { continue }
+                if isCover { coverIndex = photos.count }
+                photos.append(photo)
+            }
+            guard !photos.isEmpty else { continue }
+            if photos[coverIndex].cover == nil { photos[coverIndex].cover = photos[coverIndex].large }
+            let start = WallClock(instant: moment.start, offsetSeconds: offset)
+            let end = WallClock(instant: moment.end, offsetSeconds: offset)
+            let points = pictures.compactMap { p in p.latitude.flatMap { lat in p.longitude.map { Coordinate(latitude: lat, longitude: $0) } } }
+            shown.append(ExportMoment(
+                title: moment.title ?? placeName.map { $0.split(separator: ",").first.map(String.init) ?? $0 }.map { "\($0), \(start.shortDay)" } ?? start.day,
+                when: WallClock.span(start, end), start: start, place: placeName, photos: photos, coverIndex: coverIndex,
+                map: ExportMap.svg(points: points, place: place, label: placeName)))
+            summary.photos += photos.count
         }
-        let page = """
-        <!doctype html>
-        <html lang="en"><head><meta charset="utf-8"><title>Darkroom moments</title>
-        <style>
-        body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 60rem; color: #222; }
-        section { border-bottom: 1px solid #ddd; padding: 1rem 0; }
-        .cover { width: 16rem; aspect-ratio: 4 / 5; object-fit: cover; float: right; margin-left: 1rem; border-radius: 4px; }
-        .none { background: #eee; display: flex; align-items: center; justify-content: center; }
-        .meta { color: #666; margin: 0.2rem 0; }
-        .thumbs { clear: none; } .thumbs img { width: 6rem; height: 6rem; object-fit: cover; margin: 2px; border-radius: 2px; }
-        section::after { content: ""; display: block; clear: both; }
-        </style></head><body>
-        <h1>Moments</h1><p class="meta">\(all.count) moment\(all.count == 1 ? "" : "s"), exported \(ISO8601DateFormatter().string(from: Date()))</p>
-        \(sections.joined(separator: "\n"))
-        </body></html>
-        """
-        try FileSystem.writeDurably(Array(page.utf8), to: directory + "/index.html")
-        return all.count
+        var loose: [ExportPhoto] = []
+        for picture in try visiblePictures(inMoment: nil, summary: &summary) {
+            let location = picture.latitude.flatMap { lat in picture.longitude.map { Coordinate(latitude: lat, longitude: $0) } }
+            let zone = location.flatMap { naming?.timeZone(at: $0) }
+            let offset = zone.map { $0.secondsFromGMT(for: Date(timeIntervalSince1970: picture.capturedAt ?? 0)) }
+            guard let photo = try photo(picture, place: location.flatMap { naming?.placeName(at: $0) }, fallbackOffset: offset,
+                                        withCover: false, into: directory, written: &written) else { continue }
+            loose.append(photo)
+        }
+        // Those with a time first, by time; the catalog's order otherwise.
+        loose = loose.enumerated().sorted { a, b in
+            switch (a.element.time, b.element.time) {
+            case let (x?, y?) where x != y: x < y
+            case (.some, nil): true
+            case (nil, .some): false
+            default: a.offset < b.offset
+            }
+        }.map(\.element)
+        summary.moments = shown.count
+        summary.photos += loose.count
+        summary.photosInNoMoment = loose.count
+        try FileSystem.writeDurably(Array(ExportPage.html(moments: shown, loose: loose).utf8), to: directory + "/index.html")
+        try removeStale(in: directory + "/media", keeping: written)
+        return summary
     }
 
-    /// Writes the moments as a GeoJSON FeatureCollection of points (each moment at its place).
+    /// Writes the moments as a GeoJSON FeatureCollection of points (each moment at its place);
+    /// private moments only with `includePrivate`.
     @discardableResult
     public func geoJSON(to path: String) throws -> Int {
-        let all = try moments.moments()
+        let all = try moments.moments().filter { includePrivate || $0.visibility != Visibility.private.rawValue }
         let formatter = ISO8601DateFormatter()
         let features: [[String: Any]] = all.compactMap { moment in
             guard let place = moment.place else { return nil }
@@ -92,8 +137,46 @@ public struct MomentExport: Sendable {
         }
         let collection: [String: Any] = ["type": "FeatureCollection", "features": features]
         let data = try JSONSerialization.data(withJSONObject: collection, options: [.prettyPrinted, .sortedKeys])
-        try FileSystem.writeDurably([UInt8](data), to: path)
+        // A bare file name is in the current directory (writeDurably syncs the file's directory).
+        try FileSystem.writeDurably([UInt8](data), to: path.contains("/") ? path : "./" + path)
         return features.count
+    }
+
+    /// Every picture of a moment (nil: in no moment) in the stable order, less those marked
+    /// private unless `includePrivate`.
+    private func visiblePictures(inMoment id: Int64?, summary: inout Summary) throws -> [PictureRecord] {
+        var pictures: [PictureRecord] = []
+        var cursor: PictureCursor?
+        repeat {
+            let page = try moments.catalog.pictures(inMoment: id, after: cursor, limit: 500)
+            pictures += page.pictures
+            cursor = page.next
+        } while cursor != nil
+        let visible = pictures.filter { includePrivate || $0.visibility != Visibility.private.rawValue }
+        summary.privatePhotosLeftOut += pictures.count - visible.count
+        return visible
+    }
+
+    /// A picture as the page shows it, its images copied; nil when it has none to show.
+    private func photo(_ picture: PictureRecord, place: String?, fallbackOffset: Int?, withCover: Bool,
+                       into directory: String, written: inout Set<String>) throws -> ExportPhoto? {
+        let variants = Dictionary(try moments.catalog.variants(ofPicture: picture.id ?? 0).map { ($0.name, $0.path) }) { a, _ in a }
+        func copied(_ name: String) throws -> String? {
+            guard let source = try copy(variants[name], into: directory) else { return nil }
+            written.insert((source as NSString).lastPathComponent)
+            return source
+        }
+        guard let thumb = try copied(thumbVariant) ?? copied(largeVariant) else { return nil }
+        let large = try copied(largeVariant) ?? copied(coverVariant) ?? thumb
+        let time = WallClock(capturedLocal: picture.capturedLocal, capturedAt: picture.capturedAt,
+                             offsetSeconds: picture.capturedOffset, fallbackOffset: fallbackOffset)
+        let title = picture.title?.trimmingCharacters(in: .whitespacesAndNewlines).nilIfEmpty
+        let described = "Photo" + (time.map { " taken " + $0.dayAndTime } ?? "") + (place.map { " in " + $0 } ?? "")
+        return ExportPhoto(
+            thumb: thumb, large: large, cover: withCover ? try copied(coverVariant) : nil,
+            alt: title ?? described,
+            caption: ([title] + [time?.dayAndTime, place]).compactMap { $0 }.joined(separator: " · "),
+            placeholder: Self.placeholder(thumbHash: picture.thumbHash), time: time)
     }
 
     /// Copies a library file into `DIR/media/` once; returns its path relative to DIR.
@@ -108,26 +191,25 @@ public struct MomentExport: Sendable {
         return name
     }
 
-    private static func span(_ start: Date, _ end: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_GB")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "d MMM yyyy HH:mm"
-        return "\(formatter.string(from: start)) – \(formatter.string(from: end)) UTC"
+    /// Removes the files of `media` this export did not write.
+    private func removeStale(in media: String, keeping written: Set<String>) throws {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: media) else { return }
+        for name in names where !written.contains(name) && !name.hasPrefix(".") {
+            if unlink(media + "/" + name) != 0 && errno != ENOENT { throw FileSystemError.current("remove", media + "/" + name) }
+        }
     }
 
     /// A picture's placeholder as attributes of its `<img>`: its ThumbHash (`data-thumbhash`,
     /// for a script that paints the blurred preview) and its average colour as the background
     /// shown until the image loads. Empty for a picture without one.
-    static func placeholder(_ picture: PictureView?) -> String {
-        guard let hash = picture?.thumbHash, let bytes = Data(base64Encoded: hash),
+    static func placeholder(thumbHash hash: String?) -> String {
+        guard let hash, let bytes = Data(base64Encoded: hash),
               let average = ThumbHash.averageRGB([UInt8](bytes)) else { return "" }
         let colour = String(format: "#%02x%02x%02x", average.red, average.green, average.blue)
-        return " data-thumbhash=\"\(escape(hash))\" style=\"background:\(colour)\""
+        return " data-thumbhash=\"\(ExportPage.escape(hash))\" style=\"background:\(colour)\""
     }
+}
 
-    static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-    }
+private extension String {
+    var nilIfEmpty: String? { isEmpty ? nil : self }
 }

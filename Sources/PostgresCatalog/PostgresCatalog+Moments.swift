@@ -81,24 +81,26 @@ extension PostgresCatalog: CatalogStore {
     }
 
     /// One page of a moment's pictures in the stable order: capture time, then content hash;
-    /// pictures without a time last. Pass the previous page's `next` to continue.
-    public func pictures(inMoment id: Int64, after cursor: PictureCursor?, limit: Int) throws(CatalogError) -> PicturePageRecords {
-        try read { session in
+    /// pictures without a time last. Pass the previous page's `next` to continue. A nil id: the
+    /// pictures in no moment.
+    public func pictures(inMoment id: Int64?, after cursor: PictureCursor?, limit: Int) throws(CatalogError) -> PicturePageRecords {
+        let inMoment = id.map { "moment_id = \($0)" } ?? "moment_id IS NULL"
+        return try read { session in
             let rows: [PostgresRow]
             switch (cursor, cursor?.capturedAt?.timeIntervalSince1970) {
             case (nil, _):
                 rows = try session.rows("""
-                    SELECT * FROM pictures p WHERE moment_id = \(id) \(unescaped: PostgresMomentStore.stableOrder) LIMIT \(limit + 1)
+                    SELECT * FROM pictures p WHERE \(unescaped: inMoment) \(unescaped: PostgresMomentStore.stableOrder) LIMIT \(limit + 1)
                     """)
             case (let cursor?, let time?):
                 rows = try session.rows("""
-                    SELECT * FROM pictures p WHERE moment_id = \(id)
+                    SELECT * FROM pictures p WHERE \(unescaped: inMoment)
                       AND (moment_time IS NULL OR moment_time > \(time) OR (moment_time = \(time) AND sha256 > \(cursor.key)))
                     \(unescaped: PostgresMomentStore.stableOrder) LIMIT \(limit + 1)
                     """)
             case (let cursor?, nil):
                 rows = try session.rows("""
-                    SELECT * FROM pictures p WHERE moment_id = \(id) AND moment_time IS NULL AND sha256 > \(cursor.key)
+                    SELECT * FROM pictures p WHERE \(unescaped: inMoment) AND moment_time IS NULL AND sha256 > \(cursor.key)
                     \(unescaped: PostgresMomentStore.stableOrder) LIMIT \(limit + 1)
                     """)
             }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Catalog
 import Foundation
+import Imaging
 import Moments
 import Operations
 
@@ -175,11 +176,20 @@ struct MomentsCommand: ParsableCommand {
 
     struct Export: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Write the moments as a static HTML page or as GeoJSON.",
-            discussion: "--html DIR writes DIR/index.html with covers and thumbnails (copied into DIR/media/), to open in a browser with no server. --geojson FILE writes the moments as points for any map tool.")
+            abstract: "Write the moments as a static HTML page to share, or as GeoJSON.",
+            discussion: """
+            --html DIR writes DIR/index.html and the images it shows (DIR/media/): a page to open \
+            in a browser with no server, or to copy anywhere. Moments by month with their place \
+            names, local times and a small map; each photo opens larger (arrow keys, Escape, swipe); \
+            photos in no moment in a section of their own. Images an earlier export left in \
+            DIR/media/ that the page no longer shows are removed. --geojson FILE writes the moments \
+            as points for any map tool. Private moments, and photos marked private, are left out \
+            of both unless --include-private.
+            """)
         @OptionGroup var options: ConfigOption
         @Option(help: ArgumentHelp("Directory for index.html and its images.", valueName: "dir")) var html: String?
         @Option(help: ArgumentHelp("GeoJSON file to write.", valueName: "file")) var geojson: String?
+        @Flag(help: "Include private moments and photos marked private (left out by default).") var includePrivate = false
 
         func validate() throws {
             if html == nil && geojson == nil { throw ValidationError("pass --html DIR, --geojson FILE, or both") }
@@ -187,13 +197,25 @@ struct MomentsCommand: ParsableCommand {
 
         func run() throws {
             let configuration = try options.load()
-            let catalog = try CatalogChoice.open(configuration).store
-            let thumb = configuration.variants.min { $0.width * $0.height < $1.width * $1.height }?.name ?? configuration.feedVariant
+            let catalog = try options.readingCatalog()
+            let bySize = configuration.variants.sorted { $0.width * $0.height < $1.width * $1.height }
+            let thumb = bySize.first?.name ?? configuration.feedVariant
+            // The larger view: the variant named preview, else the largest that keeps the whole frame.
+            let large = configuration.variants.first { $0.name == "preview" }?.name
+                ?? bySize.last { $0.fit == .contain }?.name ?? configuration.feedVariant
             let export = MomentExport(moments: MomentCatalog(catalog: catalog), library: configuration.libraryRoot,
-                                      coverVariant: configuration.feedVariant, thumbVariant: thumb)
+                                      coverVariant: configuration.feedVariant, thumbVariant: thumb, largeVariant: large,
+                                      includePrivate: includePrivate)
             if let html {
-                let count = try export.html(into: html)
-                print("wrote \(html)/index.html (\(count) moment\(count == 1 ? "" : "s"))")
+                let written = try export.html(into: html)
+                var line = "wrote \(html)/index.html (\(written.moments) moment\(written.moments == 1 ? "" : "s"), \(written.photos) photo\(written.photos == 1 ? "" : "s")"
+                if written.photosInNoMoment > 0 { line += ", \(written.photosInNoMoment) in no moment" }
+                line += ")"
+                let leftOut = written.privateMomentsLeftOut + written.privatePhotosLeftOut
+                if leftOut > 0 {
+                    line += "; left out: \(written.privateMomentsLeftOut) private moment(s), \(written.privatePhotosLeftOut) private photo(s) (--include-private adds them)"
+                }
+                print(line)
             }
             if let geojson {
                 let count = try export.geoJSON(to: geojson)

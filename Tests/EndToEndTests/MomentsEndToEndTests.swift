@@ -125,7 +125,7 @@ struct MomentsEndToEndTests {
         #expect(check.stdout.contains("nothing to change"))
 
         // A picture a person can look at, and map points.
-        let html = try space.run(["moments", "export", "--html", space.root + "/site", "--geojson", space.root + "/moments.geojson"])
+        let html = try space.run(["moments", "export", "--html", space.root + "/site", "--geojson", space.root + "/moments.geojson", "--include-private"])
         #expect(html.status == 0, "\(html.stderr)")
         let page = try String(contentsOfFile: space.root + "/site/index.html", encoding: .utf8)
         #expect(page.contains("Party"))
