@@ -48,7 +48,7 @@ let package = Package(
         .target(name: "CResample", cSettings: [.unsafeFlags(["-O3", "-Wno-psabi"])]),
         // The build's commit and date (build_info.h, written by `make buildinfo`) and the C
         // libraries' versions.
-        .target(name: "CBuildInfo", dependencies: ["CLibJPEG", "CLibPNG"],
+        .target(name: "CBuildInfo", dependencies: ["CLibJPEG", "CLibPNG", "CLibHEIF", "CLibWebP", "CLibLCMS"],
                 linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(name: "BuildInfo", dependencies: ["CBuildInfo"]),
 

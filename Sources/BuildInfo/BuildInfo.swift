@@ -16,7 +16,10 @@ public enum BuildInfo {
         [("libjpeg-turbo", String(cString: darkroom_libjpeg_version())),
          ("libpng", String(cString: darkroom_libpng_version())),
          ("libexif", String(cString: darkroom_libexif_version())),
-         ("sqlite", String(cString: darkroom_sqlite_version()))]
+         ("sqlite", String(cString: darkroom_sqlite_version())),
+         ("libheif", String(cString: darkroom_libheif_version())),
+         ("libwebp", String(cString: darkroom_libwebp_version())),
+         ("lcms2", String(cString: darkroom_lcms2_version()))]
     }
 
     /// One line, as `darkroom --version` prints it.

@@ -89,7 +89,7 @@ enum APIError: Error, CustomStringConvertible, Sendable, Equatable {
 
     private static func catalog(_ error: CatalogError) -> APIError {
         switch error {
-        case .rule(.momentNotFound), .rule(.placeNotFound): .notFound(error.description)
+        case .rule(.momentNotFound), .rule(.placeNotFound), .rule(.pictureNotInMoment): .notFound(error.description)
         case .rule(.notCreator): .forbidden(error.description)
         case .rule(.idTaken): .conflict(error.description)
         case .rule, .refused: .badRequest(error.description)

@@ -67,9 +67,13 @@ enum APIRoute: String, CaseIterable, Sendable {
     }
 
     /// The methods some route answers at `path` (for `Allow` on a 405), in a stable order;
-    /// empty when no route has this path.
+    /// empty when no route has this path. Where a fixed segment and a parameter both match
+    /// (`/v1/places/around` and `/v1/places/{id}`), the router takes the fixed one whatever the
+    /// method, so only the routes with the most fixed segments count.
     static func methods(at path: String, among routes: [APIRoute] = allCases) -> [String] {
-        let methods = Set(routes.filter { $0.matches(Substring(path)) }.map(\.method.rawValue))
-        return methods.sorted()
+        let matching = routes.filter { $0.matches(Substring(path)) }
+        let fixed = { (route: APIRoute) in route.path.split(separator: "/").filter { !$0.hasPrefix("{") }.count }
+        let most = matching.map(fixed).max()
+        return Set(matching.filter { fixed($0) == most }.map(\.method.rawValue)).sorted()
     }
 }

@@ -134,7 +134,7 @@ struct DirectUploadHandler: Sendable {
             }
         }
         environment.handOff?(id + "/" + name)
-        environment.metrics.recordUploadAccepted(bytes: size, seconds: started.secondsElapsed)
+        environment.metrics.recordUploadAccepted(bytes: size, seconds: started.secondsElapsed, id: id)
         environment.logger.info("direct upload completed", metadata: ["upload": "\(id)", "file": "\(name)", "bytes": "\(size)"])
         let statusURL = UploadID.statusURL(id)
         return JSONBody.response(UploadState(id: id, status: .queued, statusUrl: statusURL), status: .accepted,

@@ -32,7 +32,8 @@ struct MediaHandler: Sendable {
         }
         let relative = Library.variantPath(sha256: sha256, variant: variant, extension: ext)
         guard relative == ["variants", variant, shard1, shard2, file].joined(separator: "/") else {
-            throw APIError.badRequest("\(shard1)/\(shard2) are not the shard folders of \(file)")
+            // A path of the library's shape that names no file it could hold: not found.
+            throw APIError.notFound("no such media file: \(shard1)/\(shard2) are not the shard folders of \(file)")
         }
         let etag = "\"\(sha256)-\(variant)\""
         var headers: HTTPFields = [.eTag: etag, .cacheControl: Self.cacheControl, .acceptRanges: "bytes"]

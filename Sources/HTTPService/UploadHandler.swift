@@ -95,7 +95,7 @@ struct UploadHandler: Sendable {
         } else {
             environment.handOff?(name)
         }
-        environment.metrics.recordUploadAccepted(bytes: bytes, seconds: started.secondsElapsed)
+        environment.metrics.recordUploadAccepted(bytes: bytes, seconds: started.secondsElapsed, id: id)
         environment.logger.info("upload accepted", metadata: ["upload": "\(id)", "file": "\(name)", "bytes": "\(bytes)",
                                                               "request_id": "\(RequestID.current ?? "-")"])
         let statusURL = UploadID.statusURL(id)
@@ -328,6 +328,7 @@ struct UploadHandler: Sendable {
                 try Self.state(id: id, names: names, environment: environment)
             }
             guard let state else { throw APIError.notFound("no upload \(id): it was never accepted, or its record is gone") }
+            if state.status.isFinal { environment.metrics.recordUploadEnded(id: id) }
             guard let waiter, !state.status.isFinal, ContinuousClock.now < deadline, !environment.waiters.isStopped, !Task.isCancelled,
                   connection?.isActive != false else {
                 return JSONBody.response(state)

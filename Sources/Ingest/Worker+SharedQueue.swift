@@ -335,6 +335,7 @@ extension Worker {
         }
         logger.warning("photo", metadata: ["file": "\(claim.sourceName)", "outcome": "failed", "reason": "\(reason)",
                                            "category": "\(failure.category.rawValue)", "ms": "\(Self.milliseconds(since: started))"])
+        onPhoto?(claim.sourceName, .failed, failure.category, Date().timeIntervalSince(started))
         return .failed
     }
 }

@@ -41,6 +41,9 @@ public final class Worker: Sendable {
     /// The shared job queue of a catalog several machines use (PostgreSQL); nil: the spool's
     /// own claims (one machine, or a spool on a shared mount).
     public let jobs: (any PhotoJobQueue)?
+    /// Told of every photo this process finishes (its source name, outcome, the category of its
+    /// failure, and the seconds from claim to the end): what `serve` counts in its metrics.
+    let onPhoto: (@Sendable (String, JobRecord.Outcome, FailureCategory?, Double) -> Void)?
     /// The photos this worker holds from the shared queue.
     let sharedHand = SharedQueueHand()
 
@@ -58,8 +61,10 @@ public final class Worker: Sendable {
     /// With `jobs`, photos go through that shared queue: each found in `incoming/` becomes a job,
     /// and the threads claim jobs that any machine's process admitted.
     public init(configuration: Configuration, spool: Spool, library: any BlobStore, catalog: any PictureCatalog,
-                jobs: (any PhotoJobQueue)? = nil, logger: Logger) {
+                jobs: (any PhotoJobQueue)? = nil, logger: Logger,
+                onPhoto: (@Sendable (String, JobRecord.Outcome, FailureCategory?, Double) -> Void)? = nil) {
         self.jobs = jobs
+        self.onPhoto = onPhoto
         self.configuration = configuration
         self.logger = logger
         self.spool = spool
@@ -255,10 +260,12 @@ public final class Worker: Sendable {
             fields["picture"] = "\(picture)"
             fields["moment"] = "\(moment.map(String.init) ?? "-")"
             logger.info("photo", metadata: fields)
+            onPhoto?(name, .added, nil, Date().timeIntervalSince(started))
             return .added
         case .duplicate(let picture):
             fields["duplicate_of"] = "\(picture)"
             logger.info("photo", metadata: fields)
+            onPhoto?(name, .duplicate, nil, Date().timeIntervalSince(started))
             return .duplicate
         }
     }
@@ -277,6 +284,7 @@ public final class Worker: Sendable {
         try? catalog.recordFailure(Self.failedJob(claim, reason: reason, category: failure.category, attempts: attempts, started: started))
         logger.warning("photo", metadata: ["file": "\(claim.sourceName)", "outcome": "failed", "reason": "\(reason)",
                                            "category": "\(failure.category.rawValue)", "ms": "\(Self.milliseconds(since: started))"])
+        onPhoto?(claim.sourceName, .failed, failure.category, Date().timeIntervalSince(started))
         return .failed
     }
 

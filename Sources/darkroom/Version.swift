@@ -8,7 +8,8 @@ struct Version: ParsableCommand {
         abstract: "Print Darkroom's version, the commit and date of its build, and its C libraries.",
         discussion: """
         `darkroom --version` prints the first line alone. With --json: {"version", "commit", \
-        "built", "libraries": {"libjpeg-turbo", "libpng", "libexif", "sqlite"}}. `/metrics` of \
+        "built", "libraries": {"libjpeg-turbo", "libpng", "libexif", "sqlite", "libheif", \
+        "libwebp", "lcms2"}}. `/metrics` of \
         `darkroom serve` carries the same as darkroom_build_info{version, commit}.
         """)
     @Flag(help: "Print JSON.") var json = false

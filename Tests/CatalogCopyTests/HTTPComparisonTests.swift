@@ -143,7 +143,8 @@ struct HTTPComparisonTests {
     /// server's. The age of the oldest pending delivery grows between the two requests.
     static func catalogFigures(_ text: String) -> String {
         text.split(separator: "\n").filter { line in
-            ["darkroom_catalog_up", "darkroom_photos_", "darkroom_photo_duration", "darkroom_webhook_deliveries", "darkroom_webhook_pending"]
+            ["darkroom_catalog_up", "darkroom_catalog_jobs", "darkroom_catalog_pictures", "darkroom_catalog_webhook_deliveries",
+             "darkroom_catalog_webhook_pending"]
                 .contains { line.hasPrefix($0) }
         }.joined(separator: "\n")
     }

@@ -49,11 +49,17 @@ struct OperatorTests {
         #expect(version.split(separator: ".").count == 3)
         #expect(object["commit"] is String && object["built"] is String)
         let libraries = try #require(object["libraries"] as? [String: String])
-        #expect(Set(libraries.keys) == ["libjpeg-turbo", "libpng", "libexif", "sqlite"])
-        // The libraries say their own versions at run time (libexif's comes from the build).
-        for name in ["libjpeg-turbo", "libpng", "sqlite"] {
-            #expect(libraries[name]?.first?.isNumber == true, "\(name): \(libraries[name] ?? "none")")
+        #expect(Set(libraries.keys) == ["libjpeg-turbo", "libpng", "libexif", "sqlite", "libheif", "libwebp", "lcms2"])
+        // The libraries say their own versions at run time (libexif's comes from the build):
+        // numbers with dots, as their own releases are named.
+        for name in ["libjpeg-turbo", "libpng", "sqlite", "libheif", "libwebp", "lcms2"] {
+            let said = libraries[name] ?? "none"
+            #expect(said.split(separator: ".").count >= 2 && said.split(separator: ".").allSatisfy { $0.allSatisfy(\.isNumber) },
+                    "\(name): \(said)")
         }
+        // The text form lists the same libraries, one a line.
+        let text = try Self.run(Workspace.binary, ["version"])
+        for (name, version) in libraries { #expect(text.stdout.contains("  \(name) \(version)\n"), "\(name) in \(text.stdout)") }
     }
 
     @Test func configCheckShowsEachValueWithItsSource() throws {

@@ -120,7 +120,6 @@ struct ErrorAnswerTests {
                 (.POST, "/v1/places", #"{"lat": 1, "long": 0, "rad": 5, "radius": 9}"#, "radius is not a field"),
                 (.POST, "/v1/moments", #"{"place_id": 1, "start": "yesterday", "end": "2024-05-07T20:00:00Z"}"#, "start must be an ISO 8601 time"),
                 (.POST, "/v1/moments", #"{"place_id": 1, "start": "2024-05-07T20:00:00Z"}"#, "end is needed"),
-                (.POST, "/v1/moments", #"{"place_id": 99, "start": "2024-05-07T18:00:00Z", "end": "2024-05-07T20:00:00Z"}"#, "place 99 does not exist"),
                 (.PUT, "/v1/moments/1/cover", "{}", "user is needed"),
                 (.GET, "/v1/places/around?lat=200&long=0&rad=10", nil, "lat must be between -90 and 90 (got 200.0)"),
                 (.GET, "/v1/places/around?lat=1&long=0&rad=-1", nil, "rad must be a distance in metres above 0"),
@@ -163,7 +162,10 @@ struct ErrorAnswerTests {
             #expect(other.status == 403)
             #expect(other.error?.contains("only the creator") == true)
             let notInIt = try await service.send(.PUT, "/v1/moments/2/cover", json: #"{"picture_id": 12345, "user": "alice"}"#)
-            #expect(notInIt.status == 400)
+            // A picture that is not one of the moment's is not found there (as an unknown place is).
+            #expect(notInIt.status == 404)
+            let nowhere = try await service.send(.POST, "/v1/moments", json: #"{"place_id": 99, "start": "2024-05-07T18:00:00Z", "end": "2024-05-07T20:00:00Z"}"#)
+            #expect(nowhere.status == 404 && nowhere.error?.contains("place 99 does not exist") == true)
         }
     }
 

@@ -7,6 +7,24 @@ import Testing
 /// Uploads go ahead of the spool's backlog, and `?wait=` answers as soon as an upload ends.
 @Suite("Uploads ahead of the backlog", .serialized)
 struct UploadLaneTests {
+    /// What a served upload leaves in `/metrics`: this process accepted one upload and its
+    /// workers added one photo, and its upload-to-done time is observed once (the status route
+    /// seeing it done afterwards adds nothing).
+    @Test(arguments: TestStore.available) func aServedUploadIsCountedOnceFromUploadToDone(store: TestStore) async throws {
+        try await TestService.with(store: store) { service in
+            let accepted = try await service.upload(Samples.distinct(try Samples.gpsPhoto(), "counted upload"))
+            let id = try #require(try accepted.object()["id"] as? String)
+            let status = try await service.settled(id, timeout: 300)["status"] as? String
+            #expect(status == "done")
+            _ = try await service.request(.GET, "/v1/uploads/\(id)?wait=5")
+            let parsed = try ServiceMetricsTests.Parsed(try await service.request(.GET, "/metrics").text)
+            #expect(parsed.value("darkroom_uploads_accepted_total") == 1)
+            #expect(parsed.value("darkroom_photos_processed_total", ["outcome": "added"]) == 1)
+            #expect(parsed.value("darkroom_upload_to_done_seconds_count") == 1)
+            #expect(parsed.value("darkroom_catalog_pictures") == 1)
+        }
+    }
+
     @Test(arguments: TestStore.available) func anUploadIsProcessedBeforeABacklogOfAFewHundredPhotosIsDrained(store: TestStore) async throws {
         // A drop folder's backlog, kept stocked until the upload is accepted: however long a busy
         // machine takes to accept it, the workers are never without backlog photos when it
