@@ -88,6 +88,7 @@ public final class APIServer: Sendable {
         guard let token = configuration.server.resolvedToken(environment: variables) else { throw .noToken }
         self.configuration = configuration
         self.token = token
+        let metrics = ServiceMetrics()
         let spool: Spool
         let store: any BlobStore
         do {
@@ -96,7 +97,8 @@ public final class APIServer: Sendable {
             spool = opened
             store = try library ?? Library(root: configuration.libraryRoot, backupRoot: configuration.backupDir)
             worker = runWorkers
-                ? Worker(configuration: configuration, spool: spool, library: store, catalog: catalog, jobs: jobs, logger: logger)
+                ? Worker(configuration: configuration, spool: spool, library: store, catalog: catalog, jobs: jobs, logger: logger,
+                         onPhoto: { metrics.recordPhoto(sourceName: $0, outcome: $1, failure: $2, seconds: $3) })
                 : nil
         } catch {
             throw .cannotOpen("\(error)")
@@ -106,7 +108,7 @@ public final class APIServer: Sendable {
         var handOff: (@Sendable (String) -> Void)?
         if let inProcess = worker { handOff = { name in inProcess.handOff(name) } }
         environment = ServiceEnvironment(configuration: configuration, spool: spool, catalog: catalog, jobs: jobs, library: store,
-                                         metrics: ServiceMetrics(),
+                                         metrics: metrics,
                                          threadPool: .singleton,
                                          uploadWriters: NIOThreadPool(numberOfThreads: configuration.server.uploadThreads),
                                          logger: logger, redaction: Redaction(configuration: configuration),
@@ -165,7 +167,7 @@ public final class APIServer: Sendable {
             router: makeRouter(),
             server: .http1(configuration: http),
             configuration: ApplicationConfiguration(
-                address: .hostname(settings.host, port: settings.port), serverName: "darkroom",
+                address: .hostname(settings.host, port: settings.port), serverName: "darkroom", backlog: settings.listenBacklog,
                 availableConnectionsDelegate: MaximumAvailableConnections(settings.maxConnections, logger: environment.logger)),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? settings.port

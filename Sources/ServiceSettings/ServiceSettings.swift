@@ -35,6 +35,11 @@ public struct ServerSettings: Sendable, Equatable {
     /// Connections open at once from one client address; a connection past this is closed as
     /// soon as it is accepted, so that one client cannot take every connection.
     public var maxConnectionsPerClient: Int
+    /// Connections the kernel holds for the server before it accepts them (the listen backlog,
+    /// capped by `net.core.somaxconn`). A full queue drops a new client's connection attempt,
+    /// which then waits a second or more to try again: many clients connecting at once fill a
+    /// short one.
+    public var listenBacklog: Int
     /// Seconds a whole request (its head and its body) may take to arrive; a request still
     /// arriving after this is cut, however steadily its bytes come. Answering is not bounded.
     public var requestDeadlineSeconds: Double
@@ -60,7 +65,7 @@ public struct ServerSettings: Sendable, Equatable {
     public static let defaults = ServerSettings(
         host: "127.0.0.1", port: 8470, token: nil, maxUploadBytes: 64 << 20, mediaBaseURL: nil, runWorkers: true,
         uploadThreads: 16, workerNiceness: 10, headerTimeoutSeconds: 10, idleTimeoutSeconds: 30, maxConnections: 1024,
-        maxConnectionsPerClient: 256, requestDeadlineSeconds: 300, minBytesPerSecond: 1024, minRateGraceSeconds: 10,
+        maxConnectionsPerClient: 256, listenBacklog: 4096, requestDeadlineSeconds: 300, minBytesPerSecond: 1024, minRateGraceSeconds: 10,
         stopGraceSeconds: 10, maxStatusWaiters: 1024, adminHost: "127.0.0.1", adminPort: nil)
 
     /// Where the admin listener is bound: nil when it is off (`admin_port` 0). `port` is the

@@ -6,7 +6,7 @@ extension ConfigurationReader {
     /// The `server` section.
     func serverSettings(_ o: [String: Any]) throws(ConfigurationError) -> ServerSettings {
         try known(o, "server", ["host", "port", "token", "max_upload_bytes", "media_base_url", "run_workers", "upload_threads", "worker_niceness",
-                            "header_timeout_seconds", "idle_timeout_seconds", "max_connections", "max_connections_per_client",
+                            "header_timeout_seconds", "idle_timeout_seconds", "max_connections", "max_connections_per_client", "listen_backlog",
                             "request_deadline_seconds", "min_bytes_per_second", "min_rate_grace_seconds", "stop_grace_seconds",
                             "max_status_waiters", "admin_host", "admin_port"])
         var s = ServerSettings.defaults
@@ -28,6 +28,7 @@ extension ConfigurationReader {
         s.maxConnections = try int(o, "max_connections", "server.max_connections", min: 1) ?? s.maxConnections
         s.maxConnectionsPerClient = try int(o, "max_connections_per_client", "server.max_connections_per_client", min: 1)
             ?? s.maxConnectionsPerClient
+        s.listenBacklog = try int(o, "listen_backlog", "server.listen_backlog", min: 1, max: 65535) ?? s.listenBacklog
         s.requestDeadlineSeconds = try double(o, "request_deadline_seconds", "server.request_deadline_seconds", min: 1) ?? s.requestDeadlineSeconds
         s.minBytesPerSecond = try int(o, "min_bytes_per_second", "server.min_bytes_per_second", min: 0) ?? s.minBytesPerSecond
         s.minRateGraceSeconds = try double(o, "min_rate_grace_seconds", "server.min_rate_grace_seconds", min: 0) ?? s.minRateGraceSeconds

@@ -172,6 +172,7 @@ extension Configuration {
             ("server.idle_timeout_seconds", json(server.idleTimeoutSeconds)),
             ("server.max_connections", json(server.maxConnections)),
             ("server.max_connections_per_client", json(server.maxConnectionsPerClient)),
+            ("server.listen_backlog", json(server.listenBacklog)),
             ("server.request_deadline_seconds", json(server.requestDeadlineSeconds)),
             ("server.min_bytes_per_second", json(server.minBytesPerSecond)),
             ("server.min_rate_grace_seconds", json(server.minRateGraceSeconds)),

@@ -57,6 +57,7 @@ public enum ConfigurationReference {
         ("server.idle_timeout_seconds", "A connection that reads no byte for this long is closed (a request being answered is never cut)."),
         ("server.max_connections", "Connections open at once; past it new connections wait in the kernel's listen queue."),
         ("server.max_connections_per_client", "Connections open at once from one client address; one past it is closed as soon as it is accepted. Behind a proxy every client has its address: raise this to `server.max_connections` there."),
+        ("server.listen_backlog", "Connections the kernel holds before the server accepts them (capped by `net.core.somaxconn`). A full queue drops a new client's attempt, which waits a second or more to try again."),
         ("server.request_deadline_seconds", "A whole request (head and body) must arrive within this, or its connection is cut (answering it is not bounded)."),
         ("server.min_bytes_per_second", "After `server.min_rate_grace_seconds`, a request body arriving slower than this on average is cut (only time spent waiting for the client counts); 0: no minimum."),
         ("server.min_rate_grace_seconds", "The first seconds of a request body, to which no minimum rate applies."),
