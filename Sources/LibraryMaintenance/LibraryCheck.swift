@@ -55,6 +55,12 @@ public struct LibraryCheck: Sendable {
             throw Self.storeError(error, doing: "list \(store.location)")
         }
         let after = try readReferences()
+        let unfinished: [UnfinishedUpload]
+        do {
+            unfinished = try await store.unfinishedUploads()
+        } catch {
+            throw Self.storeError(error, doing: "list the unfinished uploads of \(store.location)")
+        }
         let stored = Dictionary(listed.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
 
         var orphans = listed.filter { !after.contains($0.path) }.sorted { $0.path < $1.path }.map { object in
@@ -75,12 +81,18 @@ public struct LibraryCheck: Sendable {
         }
         lost.sort { ($0.pictureId ?? 0, $0.file == "original" ? "" : $0.file ?? "") < ($1.pictureId ?? 0, $1.file == "original" ? "" : $1.file ?? "") }
 
+        var uploads = unfinished.sorted { $0.key < $1.key }.map { upload in
+            LibraryFinding(problem: .unfinished, path: upload.key, modified: upload.initiated,
+                           ageSeconds: upload.initiated.map { max(0, now.timeIntervalSince($0)) }, uploadId: upload.uploadId)
+        }
+
         if repair {
             for index in orphans.indices { orphans[index] = await removeIfOld(orphans[index]) }
+            for index in uploads.indices { uploads[index] = await removeIfOld(uploads[index]) }
             lost = await restore(lost)
         }
         return LibraryCheckReport(store: store.location, objects: listed.count, pictures: after.pictures, variants: after.variants,
-                                  repair: repair, orphanAgeSeconds: orphanAge, findings: orphans + lost)
+                                  repair: repair, orphanAgeSeconds: orphanAge, findings: orphans + uploads + lost)
     }
 
     private func readReferences() throws(LibraryMaintenanceError) -> LibraryReferences {
@@ -104,7 +116,8 @@ public struct LibraryCheck: Sendable {
 
     // MARK: - Repair
 
-    /// Removes an orphan written more than `orphanAge` seconds ago; keeps a younger one.
+    /// Removes an orphan written (or aborts an unfinished upload begun) more than `orphanAge`
+    /// seconds ago; keeps a younger one.
     func removeIfOld(_ orphan: LibraryFinding) async -> LibraryFinding {
         var orphan = orphan
         guard let age = orphan.ageSeconds else {
@@ -114,7 +127,20 @@ public struct LibraryCheck: Sendable {
         }
         guard age >= orphanAge else {
             orphan.action = .kept
-            orphan.note = "younger than --orphan-age \(LibraryCopyProgress.duration(orphanAge)): its picture's commit may be on its way"
+            orphan.note = orphan.problem == .unfinished
+                ? "younger than --orphan-age \(LibraryCopyProgress.duration(orphanAge)): it may still be under way"
+                : "younger than --orphan-age \(LibraryCopyProgress.duration(orphanAge)): its picture's commit may be on its way"
+            return orphan
+        }
+        if orphan.problem == .unfinished, let id = orphan.uploadId {
+            do {
+                try await store.abort(UnfinishedUpload(key: orphan.path, uploadId: id, initiated: orphan.modified))
+                orphan.action = .aborted
+                logger.info("aborted an unfinished upload", metadata: ["path": "\(orphan.path)"])
+            } catch {
+                orphan.action = .unrepaired
+                orphan.note = "could not abort it: \(error)"
+            }
             return orphan
         }
         do {

@@ -10,12 +10,17 @@ public struct LibraryFinding: Sendable, Encodable, Equatable {
         case missing
         /// A file the catalog names that the store holds at another size (truncated, or other bytes).
         case damaged
+        /// An upload in parts begun and neither completed nor aborted (a process killed while it
+        /// sent a large original): its parts take space, unseen by a listing, until it is aborted.
+        case unfinished
     }
 
     /// What `--repair` did.
     public enum Action: String, Sendable, Encodable {
         /// The orphan was removed.
         case removed
+        /// The unfinished upload was aborted, its parts freed.
+        case aborted
         /// The orphan was left: younger than `--orphan-age`, or its time is unknown.
         case kept
         /// The variant was rendered again from its original and stored.
@@ -41,10 +46,12 @@ public struct LibraryFinding: Sendable, Encodable, Equatable {
     public var action: Action?
     /// Why it was kept, why it could not be repaired, or how it was.
     public var note: String?
+    /// The upload's id, for an unfinished upload.
+    public var uploadId: String?
 
     /// Whether the problem is gone (after `--repair`).
     public var isResolved: Bool {
-        action == .removed || action == .rerendered || action == .restored
+        action == .removed || action == .aborted || action == .rerendered || action == .restored
     }
 
     /// The finding on one line, e.g. `missing  picture 17  variant thumb  variants/thumb/ab/cd/...jpg`.
@@ -60,6 +67,11 @@ public struct LibraryFinding: Sendable, Encodable, Equatable {
             text = "missing  picture \(pictureId ?? 0)  \(describedFile)  \(path)"
         case .damaged:
             text = "damaged  picture \(pictureId ?? 0)  \(describedFile)  \(path)  (\(storedSize ?? 0) bytes stored, the catalog records \(recordedSize ?? 0))"
+        case .unfinished:
+            text = "unfinished upload  \(path)"
+            if let modified, let ageSeconds {
+                text += ", begun \(LibraryCheckReport.timestamp(modified)) (\(LibraryCopyProgress.duration(ageSeconds)) ago)"
+            }
         }
         if let action {
             text += ": \(action.rawValue)"
@@ -90,6 +102,8 @@ public struct LibraryCheckReport: Sendable, Encodable, Equatable {
     public var orphans: Int
     public var missing: Int
     public var damaged: Int
+    /// Uploads in parts begun and never completed or aborted.
+    public var unfinished: Int
     /// Findings still there after the run (all of them without `--repair`).
     public var unresolved: Int
     /// Nothing found.
@@ -106,6 +120,7 @@ public struct LibraryCheckReport: Sendable, Encodable, Equatable {
         orphans = findings.filter { $0.problem == .orphan }.count
         missing = findings.filter { $0.problem == .missing }.count
         damaged = findings.filter { $0.problem == .damaged }.count
+        unfinished = findings.filter { $0.problem == .unfinished }.count
         unresolved = findings.filter { !$0.isResolved }.count
         clean = findings.isEmpty
     }
@@ -117,9 +132,10 @@ public struct LibraryCheckReport: Sendable, Encodable, Equatable {
     public var summaryLines: [String] {
         var lines = ["\(store): \(objects) files, \(pictures) pictures with \(variants) variants in the catalog: "
             + "\(orphans) orphan\(orphans == 1 ? "" : "s"), \(missing) missing, \(damaged) damaged"
+            + (unfinished > 0 ? ", \(unfinished) unfinished upload\(unfinished == 1 ? "" : "s")" : "")
             + (repair ? "; \(findings.count - unresolved) repaired, \(unresolved) left" : "")]
         guard !repair else {
-            if findings.contains(where: { $0.action == .kept }) {
+            if findings.contains(where: { $0.action == .kept && $0.problem == .orphan }) {
                 lines.append("orphans younger than \(LibraryCopyProgress.duration(orphanAgeSeconds)) are kept: a worker writes a "
                     + "photo's files before it commits its picture, so a young orphan may be a picture on its way; run again later")
             }
@@ -128,8 +144,13 @@ public struct LibraryCheckReport: Sendable, Encodable, Equatable {
         if orphans > 0 {
             lines.append("--repair removes the orphans written more than \(LibraryCopyProgress.duration(orphanAgeSeconds)) ago (--orphan-age)")
         }
-        let variantsLost = findings.filter { $0.problem != .orphan && $0.file != "original" }.count
-        let originalsLost = findings.filter { $0.problem != .orphan && $0.file == "original" }.count
+        if unfinished > 0 {
+            lines.append("--repair aborts the unfinished uploads begun more than \(LibraryCopyProgress.duration(orphanAgeSeconds)) ago "
+                + "(--orphan-age), freeing their parts")
+        }
+        let lost = findings.filter { $0.problem == .missing || $0.problem == .damaged }
+        let variantsLost = lost.filter { $0.file != "original" }.count
+        let originalsLost = lost.filter { $0.file == "original" }.count
         if variantsLost > 0 {
             lines.append(variantsLost == 1 ? "--repair renders the lost variant again from its original, if that is there"
                 : "--repair renders the \(variantsLost) lost variants again from their originals, where those are there")

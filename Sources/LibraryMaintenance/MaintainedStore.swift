@@ -41,6 +41,17 @@ public protocol MaintainedStore: Sendable {
     func copyFile(_ path: String, to relative: String) async throws
     /// Removes what is stored at a path; nothing when nothing is.
     func remove(_ relative: String) async throws
+    /// The uploads in parts begun under the library and neither completed nor aborted (a
+    /// process killed while it sent a large original), their keys relative to the library;
+    /// none for a directory.
+    func unfinishedUploads() async throws -> [UnfinishedUpload]
+    /// Aborts one of them: its parts are freed.
+    func abort(_ upload: UnfinishedUpload) async throws
+}
+
+extension MaintainedStore {
+    public func unfinishedUploads() async throws -> [UnfinishedUpload] { [] }
+    public func abort(_ upload: UnfinishedUpload) async throws {}
 }
 
 /// The two folders of a library, whatever its store.
@@ -154,6 +165,16 @@ public struct BucketStore: MaintainedStore {
 
     public func remove(_ relative: String) async throws {
         try await client.delete(key: bucket.key(for: relative))
+    }
+
+    public func unfinishedUploads() async throws -> [UnfinishedUpload] {
+        try await client.unfinishedUploads(prefix: bucket.prefix).compactMap { upload in
+            bucket.relativePath(ofKey: upload.key).map { UnfinishedUpload(key: $0, uploadId: upload.uploadId, initiated: upload.initiated) }
+        }
+    }
+
+    public func abort(_ upload: UnfinishedUpload) async throws {
+        try await client.abortMultipartUpload(key: bucket.key(for: upload.key), uploadId: upload.uploadId)
     }
 
     /// The `Content-Type` of a library path, from its extension, as the worker's puts give it.

@@ -51,6 +51,21 @@ public struct ListPage: Sendable, Equatable {
     }
 }
 
+/// A multipart upload begun and neither completed nor aborted: its parts take space in the
+/// bucket, unseen by a listing of objects, until it is aborted.
+public struct UnfinishedUpload: Sendable, Equatable {
+    public var key: String
+    public var uploadId: String
+    /// When it was begun; nil when the server does not say.
+    public var initiated: Date?
+
+    public init(key: String, uploadId: String, initiated: Date?) {
+        self.key = key
+        self.uploadId = uploadId
+        self.initiated = initiated
+    }
+}
+
 /// What a conditional put did.
 public enum PutOutcome: Sendable, Equatable {
     /// The bytes were written; the ETag the server gave them (unquoted).

@@ -17,6 +17,7 @@ public enum S3Operation: String, Sendable, CaseIterable, Codable, Comparable {
     case uploadPart = "UploadPart"
     case completeMultipartUpload = "CompleteMultipartUpload"
     case abortMultipartUpload = "AbortMultipartUpload"
+    case listMultipartUploads = "ListMultipartUploads"
     case presign = "Presign"
 
     public static func < (lhs: S3Operation, rhs: S3Operation) -> Bool { lhs.rawValue < rhs.rawValue }

@@ -130,8 +130,34 @@ extension S3Client {
         }
     }
 
+    /// The multipart uploads under `prefix` begun and neither completed nor aborted (all pages).
+    public func unfinishedUploads(prefix: String) async throws(ObjectStorageError) -> [UnfinishedUpload] {
+        var found: [UnfinishedUpload] = []
+        var marker: (key: String, uploadId: String)?
+        repeat {
+            var call = Call(operation: .listMultipartUploads, method: .GET, key: nil, query: [.init("uploads", "")])
+            if !prefix.isEmpty { call.query.append(.init("prefix", prefix)) }
+            if let marker {
+                call.query.append(.init("key-marker", marker.key))
+                if !marker.uploadId.isEmpty { call.query.append(.init("upload-id-marker", marker.uploadId)) }
+            }
+            let page = try await perform(call) { (response, context) async throws(ObjectStorageError) -> ([UnfinishedUpload], (key: String, uploadId: String)?) in
+                let body = try await collect(response, limit: 64 << 20, context: context)
+                do throws(S3XML.Malformed) {
+                    let page = try S3XML.unfinishedUploads(body)
+                    return (page.uploads, page.next)
+                } catch {
+                    throw .badResponse(context, reason: error.description)
+                }
+            }
+            found += page.0
+            marker = page.1
+        } while marker != nil
+        return found
+    }
+
     /// Abandons a multipart upload and its parts.
-    func abortMultipartUpload(key: String, uploadId: String) async throws(ObjectStorageError) {
+    public func abortMultipartUpload(key: String, uploadId: String) async throws(ObjectStorageError) {
         let call = Call(operation: .abortMultipartUpload, method: .DELETE, key: key, query: [.init("uploadId", uploadId)],
                         accepted: [200, 204, 404])
         try await perform(call) { (response, context) async throws(ObjectStorageError) in

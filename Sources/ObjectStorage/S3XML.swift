@@ -108,6 +108,26 @@ enum S3XML {
         return ListPage(objects: objects, commonPrefixes: prefixes, isTruncated: truncated, nextContinuationToken: token)
     }
 
+    /// One page of a `ListMultipartUploadsResult`: the uploads, and the markers of the next page
+    /// when it is truncated.
+    static func unfinishedUploads(_ data: [UInt8]) throws(Malformed) -> (uploads: [UnfinishedUpload], next: (key: String, uploadId: String)?) {
+        let root = try parse(data)
+        guard root.name == "ListMultipartUploadsResult" else { throw Malformed(description: "expected ListMultipartUploadsResult, got \(root.name)") }
+        var uploads: [UnfinishedUpload] = []
+        for upload in root.all("Upload") {
+            guard let key = upload.value("Key"), let id = upload.value("UploadId")?.trimmingCharacters(in: .whitespacesAndNewlines), !id.isEmpty else {
+                throw Malformed(description: "an Upload without its Key or UploadId")
+            }
+            uploads.append(UnfinishedUpload(key: key, uploadId: id,
+                                            initiated: upload.value("Initiated").flatMap { UTCCalendar.parseISO8601($0.trimmingCharacters(in: .whitespaces)) }))
+        }
+        guard root.value("IsTruncated")?.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() == "true" else { return (uploads, nil) }
+        guard let key = root.value("NextKeyMarker"), !key.isEmpty else {
+            throw Malformed(description: "IsTruncated is true but there is no NextKeyMarker")
+        }
+        return (uploads, (key, root.value("NextUploadIdMarker") ?? ""))
+    }
+
     /// The `UploadId` of an `InitiateMultipartUploadResult`.
     static func uploadId(_ data: [UInt8]) throws(Malformed) -> String {
         let root = try parse(data)

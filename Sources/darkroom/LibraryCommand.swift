@@ -118,11 +118,14 @@ struct LibraryCommand: ParsableCommand {
               orphan   PATH  SIZE bytes, written TIME (AGE ago)
               missing  picture ID  original|variant NAME  PATH
               damaged  picture ID  original|variant NAME  PATH  (sizes)
+              unfinished upload  PATH, begun TIME (AGE ago)
 
             An orphan is a file under originals/ or variants/ that no picture or variant names \
             (a worker that died between writing a photo's files and committing it leaves one); a \
             missing file is one the catalog names that the store lacks; a damaged one is stored \
-            at another size than the catalog records.
+            at another size than the catalog records. In a bucket, an unfinished upload is a \
+            large original sent in parts by a process killed before it completed or aborted it: \
+            its parts take space, unseen by a listing of the bucket's objects.
 
             --json prints one JSON object instead: the counts and every finding (problem, path, \
             picture_id, file, stored_size, recorded_size, modified, age_seconds, action, note). \
@@ -130,11 +133,12 @@ struct LibraryCommand: ParsableCommand {
 
             --repair removes the orphans written more than --orphan-age seconds ago (an hour by \
             default: a worker writes a photo's files before it commits its picture, so a younger \
-            orphan may be a picture on its way, and is kept); renders lost and damaged variants \
+            orphan may be a picture on its way, and is kept), and aborts the unfinished uploads \
+            begun as long ago; renders lost and damaged variants \
             again from their originals as the worker rendered them (the picture's orientation, \
             focal point and feed crop, the recipes of pipeline.json), when a recipe still gives \
             the same file; and puts lost originals back from library.backup_dir when it holds \
-            the picture's bytes. Each line then ends with what was done: removed, kept, \
+            the picture's bytes. Each line then ends with what was done: removed, aborted, kept, \
             rerendered, restored, or unrepaired with what to do (a lost original that no backup \
             holds must be copied back, the same bytes, its SHA-256 being its file name; another \
             --repair then renders its variants).

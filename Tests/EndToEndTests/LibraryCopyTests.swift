@@ -135,6 +135,26 @@ struct LibraryCopyTests {
         #expect(clean.status == 0, "\(clean.stdout) \(clean.stderr)")
         #expect(clean.stdout.contains("0 orphans, 0 missing, 0 damaged"))
 
+        // An upload in parts begun and never finished (a process killed while it sent a large
+        // original): reported, kept while young, aborted by --repair once old enough.
+        let begun = "originals/ef/01/" + String(repeating: "e", count: 64) + ".jpg"
+        let started = try gateway.signedRequest("POST", "/\(bucket)/lib/\(begun)?uploads=")
+        #expect(started.status == 200, "\(started.text.prefix(300))")
+        let unfinished = try space.run(["library", "check"], environment: environment)
+        #expect(unfinished.status == 1, "\(unfinished.stdout)")
+        #expect(unfinished.stdout.contains("unfinished upload  \(begun), begun "), "\(unfinished.stdout)")
+        #expect(unfinished.stdout.contains("0 orphans, 0 missing, 0 damaged, 1 unfinished upload"), "\(unfinished.stdout)")
+        #expect(unfinished.stdout.contains("--repair aborts the unfinished uploads"), "\(unfinished.stdout)")
+        let keptYoung = try space.run(["library", "check", "--repair"], environment: environment)
+        #expect(keptYoung.status == 1 && keptYoung.stdout.contains("\(begun), begun ") && keptYoung.stdout.contains(": kept (younger than --orphan-age"),
+                "\(keptYoung.stdout)")
+        let aborted = try space.run(["library", "check", "--repair", "--orphan-age", "0"], environment: environment)
+        #expect(aborted.status == 0 && aborted.stdout.contains(": aborted"), "\(aborted.stdout)")
+        let uploadsLeft = try gateway.signedRequest("GET", "/\(bucket)?uploads=")
+        #expect(uploadsLeft.status == 200, "\(uploadsLeft.status) \(uploadsLeft.text.prefix(300))")
+        #expect(!uploadsLeft.text.contains("<UploadId>"), "the gateway still lists it: \(uploadsLeft.text.prefix(500))")
+        #expect(try space.run(["library", "check"], environment: environment).status == 0)
+
         // An orphan object and a lost variant are both reported, exit 1.
         let records = try space.records()
         let lostVariant = try #require(records.variants.first { $0.name == "thumb" })

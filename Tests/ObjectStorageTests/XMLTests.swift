@@ -125,6 +125,29 @@ struct XMLTests {
         #expect(S3XML.escape("a<b>&\"c'") == "a&lt;b&gt;&amp;&quot;c&apos;")
     }
 
+    @Test("unfinished multipart uploads: keys, ids and start times, and the markers of the next page")
+    func unfinishedUploads() throws {
+        let page = try S3XML.unfinishedUploads(Array("""
+            <?xml version="1.0" encoding="UTF-8"?>
+            <ListMultipartUploadsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">
+            <Bucket>photos</Bucket><KeyMarker></KeyMarker><UploadIdMarker></UploadIdMarker>
+            <NextKeyMarker>lib/originals/b.jpg</NextKeyMarker><NextUploadIdMarker>2~b</NextUploadIdMarker><MaxUploads>2</MaxUploads>
+            <IsTruncated>true</IsTruncated>
+            <Upload><Key>lib/originals/a&amp;.jpg</Key><UploadId>2~a</UploadId><Initiated>2026-11-27T06:00:00.000Z</Initiated></Upload>
+            <Upload><Key>lib/originals/b.jpg</Key><UploadId>2~b</UploadId></Upload>
+            </ListMultipartUploadsResult>
+            """.utf8))
+        #expect(page.uploads == [UnfinishedUpload(key: "lib/originals/a&.jpg", uploadId: "2~a", initiated: Date(timeIntervalSince1970: 1_795_759_200)),
+                                 UnfinishedUpload(key: "lib/originals/b.jpg", uploadId: "2~b", initiated: nil)])
+        #expect(page.next?.key == "lib/originals/b.jpg" && page.next?.uploadId == "2~b")
+        let last = try S3XML.unfinishedUploads(Array("<ListMultipartUploadsResult><IsTruncated>false</IsTruncated></ListMultipartUploadsResult>".utf8))
+        #expect(last.uploads.isEmpty && last.next == nil)
+        #expect(throws: S3XML.Malformed.self) {
+            try S3XML.unfinishedUploads(Array("<ListMultipartUploadsResult><IsTruncated>true</IsTruncated></ListMultipartUploadsResult>".utf8))
+        }
+        #expect(throws: S3XML.Malformed.self) { try S3XML.unfinishedUploads(Array("<ListBucketResult></ListBucketResult>".utf8)) }
+    }
+
     @Test("an external entity is not resolved")
     func noExternalEntities() throws {
         let secret = FileManager.default.temporaryDirectory.appendingPathComponent("objectstorage-xxe-\(UUID().uuidString)")
