@@ -44,7 +44,7 @@ BIN ?= $(RELEASE_BIN)
 BUILD_INFO := Sources/CBuildInfo/build_info.h
 MAN_OUT := .build/man
 
-.PHONY: deps bench-deps buildinfo build release run test bench fuzz clean install uninstall man
+.PHONY: deps bench-deps buildinfo build release run test schemathesis bench fuzz clean install uninstall man
 
 # Installs those of the Debian packages $(1) that are missing ($(2) names the step; $(3), more
 # options for apt-get install).
@@ -114,21 +114,30 @@ run: release
 # (synchronous: each holds a runner thread while the processes it started work), the rest
 # (catalogs, imaging, moments), and last the database-fault suite alone, whose limits (readiness
 # within a second, processing back within 5 s) are timed and must not share the two cores. In one process, on a two-core machine, the synchronous suites held
-# both runner threads for minutes at a time and the HTTP suites' timeouts ran out. Every group
+# both runner threads for minutes at a time and the HTTP suites' timeouts ran out. Then
+# Schemathesis against a live `serve` (see the schemathesis target). Every group
 # runs even when one before it failed; the target fails if any did.
 test: deps buildinfo
 	$(SWIFT) build --build-tests
 	$(SWIFT) build --product generate-manual
 	@status=0; \
-	echo "make test: 1 of 4, the HTTP and webhook suites"; \
+	echo "make test: 1 of 5, the HTTP and webhook suites"; \
 	$(SWIFT) test --skip-build --filter 'HTTPServiceTests|WebhooksTests' || status=1; \
-	echo "make test: 2 of 4, the catalogs, imaging, moments and the other unit suites"; \
+	echo "make test: 2 of 5, the catalogs, imaging, moments and the other unit suites"; \
 	$(SWIFT) test --skip-build --skip 'HTTPServiceTests|WebhooksTests|EndToEndTests' || status=1; \
-	echo "make test: 3 of 4, the end-to-end suites (the built binary, real processes)"; \
+	echo "make test: 3 of 5, the end-to-end suites (the built binary, real processes)"; \
 	$(SWIFT) test --skip-build --filter EndToEndTests --skip DatabaseFaultTests || status=1; \
-	echo "make test: 4 of 4, the database faults alone (their deadlines are timed)"; \
+	echo "make test: 4 of 5, the database faults alone (their deadlines are timed)"; \
 	$(SWIFT) test --skip-build --filter DatabaseFaultTests || status=1; \
+	echo "make test: 5 of 5, Schemathesis against a live serve and openapi.json (every check)"; \
+	tools/schemathesis/run.sh .build/debug/darkroom || status=1; \
 	exit $$status
+
+# Schemathesis (`--checks all`, a fixed seed) against a live `serve` on loopback and the
+# openapi.json it serves; tools/schemathesis/run.sh installs Schemathesis from PyPI (pip) into
+# ~/.cache/darkroom once. ST_SEED=N draws other cases.
+schemathesis: build
+	tools/schemathesis/run.sh .build/debug/darkroom
 
 bench: bench-deps
 	$(SWIFT) build -c release --product darkroom

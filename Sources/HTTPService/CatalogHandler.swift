@@ -58,7 +58,7 @@ struct CatalogHandler: Sendable {
 
     /// `POST /v1/moments`: declares a new moment (409 naming the existing one when `id` is
     /// taken); `PUT /v1/moments/{id}` (`updating`): changes one, with the same fields but the id
-    /// (404 when it does not exist). A `place_id` naming no place is answered 404. The pictures it matches join it at once. Answers 201 with
+    /// (404 when it does not exist). A `place_id` naming no place is answered 409. The pictures it matches join it at once. Answers 201 with
     /// the moment created, 200 with the moment changed.
     func declareMoment(body: [UInt8], updating: Int64? = nil) async throws -> Response {
         let fields = ["place_id", "start", "end", "creator", "visibility", "invitees", "title"]
@@ -72,10 +72,12 @@ struct CatalogHandler: Sendable {
             invitees: try json.strings("invitees") ?? [], title: try json.string("title"))
         let environment = environment
         let view = try await environment.blocking {
-            // A place that does not exist is a missing resource (404), as a missing moment is;
-            // the catalog refuses it too, should the place go between this look and the write.
+            // A place that does not exist is a conflict with the catalog's state (409), to be
+            // resolved by declaring it: not 404, which on PUT /v1/moments/{id} would say the
+            // moment is gone. The catalog refuses it too, should the place go between this look
+            // and the write.
             guard try environment.catalog.place(id: moment.placeId) != nil else {
-                throw APIError.notFound("place \(moment.placeId) does not exist; declare it first (POST /v1/places)")
+                throw APIError.conflict("place \(moment.placeId) does not exist; declare it first (POST /v1/places)")
             }
             let (saved, _) = try environment.catalog.declareMoment(moment, id: id, as: updating == nil ? .create : .update)
             return try environment.moments.moment(id: saved.id)

@@ -26,14 +26,4 @@ struct Query: Sendable {
         guard let value = FieldText.decimal(text) else { throw FieldError(name, "must be a number in decimal (got \(text))") }
         return value
     }
-
-    /// Refuses a query string on a request whose fields come in its body (a multipart upload's
-    /// form fields): a field there would otherwise be silently ignored. Names every one given.
-    func refuseFields(sentIn body: String) throws(FieldError) {
-        let names = request.uri.queryParameters.map { String($0.key) }
-        guard let first = names.first else { return }
-        let others = names.dropFirst()
-        let with = others.isEmpty ? "" : " with " + others.joined(separator: ", ")
-        throw FieldError(first, "is given in the query string\(with), which \(body) does not read; send \(others.isEmpty ? "it as a form field" : "them as form fields")")
-    }
 }

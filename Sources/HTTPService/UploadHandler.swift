@@ -189,8 +189,10 @@ struct UploadHandler: Sendable {
     private func acceptForm(_ request: Request, boundary: String, id: String) async throws -> (String, Int) {
         let limit = environment.maxBodyBytes
         if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limit { throw APIError.tooLarge(limit: limit) }
-        // A form's fields are its parts: fields in the query are refused, not silently dropped.
-        try Query(request: request).refuseFields(sentIn: "a multipart upload")
+        // Fields in the query join the form's (one in both is refused as given twice), as the
+        // OpenAPI document's query parameters say; checked before a byte of the body is read.
+        let queryFields = request.uri.queryParameters.map { (name: String($0.key), value: String($0.value)) }
+        _ = try SidecarFields.json(from: queryFields)
         let spool = environment.spool
         let (staged, token) = try await environment.writing { try Self.stage(in: spool) }
         do {
@@ -210,7 +212,7 @@ struct UploadHandler: Sendable {
                 throw APIError.badRequest("the form has no `\(Self.filePart)` part; send the photo in a part named \(Self.filePart)")
             }
             let ext = try form.fileExtension ?? Self.fileExtension(form.head)
-            let sidecar = try SidecarFields.json(from: form.fields)
+            let sidecar = try SidecarFields.json(from: queryFields + form.fields)
             let last = form.takePending()
             let name = try await environment.writing {
                 try last.withUnsafeReadableBytes { try staged.append($0) }

@@ -12,8 +12,8 @@ public enum MomentDeclaration {
     /// free id when the catalog saves it.
     public static func moment(id: Int64?, placeId: Int64, start: String, end: String, creator: String?,
                               visibility: String, invitees: [String], title: String?) throws(FieldError) -> Moment {
-        let startDate = try date(start, field: "start", example: "2024-05-07T18:00:00+02:00")
-        let endDate = try date(end, field: "end", example: "2024-05-07T20:00:00+02:00")
+        let startDate = try TimeField.instant(start, field: "start", example: "2024-05-07T18:00:00+02:00")
+        let endDate = try TimeField.instant(end, field: "end", example: "2024-05-07T20:00:00+02:00")
         guard endDate >= startDate else { throw FieldError("end", "must not be before", other: "start") }
         guard let kind = Visibility(rawValue: visibility) else {
             throw FieldError("visibility", "must be public or private (got \(visibility))")
@@ -25,16 +25,5 @@ public enum MomentDeclaration {
         try FieldLimits.check(invitees: invitees)
         return Moment(id: id ?? 0, kind: .declared, placeId: placeId, start: startDate, end: endDate, creator: creator,
                       visibility: kind, invitees: Set(invitees), title: title)
-    }
-
-    /// An ISO 8601 time with an offset, with or without fractional seconds, read by the same
-    /// reader as an upload's `taken_at` (`TimeText`): an impossible day, a year outside 0001 to
-    /// 9999, an offset no place uses or a leap second is refused with its reason, never shifted.
-    static func date(_ text: String, field: String, example: String) throws(FieldError) -> Date {
-        switch TimeText.instant(text) {
-        case .success(let date): return date
-        case .failure(let error):
-            throw FieldError(field, "must be an ISO 8601 time with an offset, such as \(example): \(error.reason) (got \(text))")
-        }
     }
 }

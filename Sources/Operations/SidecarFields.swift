@@ -1,4 +1,5 @@
 import Foundation
+import Moments
 import PhotoMetadata
 
 /// A photo's sidecar from text fields: an upload's query string or form fields, named as
@@ -18,6 +19,9 @@ public enum SidecarFields {
             }
             guard values[name] == nil else { throw FieldError(name, "is given twice") }
             try FieldLimits.check(name, value)
+            // Written as RFC 3339 (the OpenAPI document's date-time), not as EXIF or another tool
+            // spells it, which a sidecar's reader takes; an empty one is refused, not left out.
+            if name == "taken_at" { try TimeField.check(value, field: name, example: "2024-05-07T09:33:04+08:00") }
             values[name] = value
         }
         if values.isEmpty { return nil }
@@ -25,6 +29,9 @@ public enum SidecarFields {
                               visibility: values["visibility"])
         sidecar.momentId = try values["moment_id"].map { text throws(FieldError) in
             guard let id = Int64(text) else { throw FieldError("moment_id", "must be a whole number (got \(text))") }
+            // Within what a JSON number holds exactly, as the OpenAPI document bounds it.
+            let bound = Declaration.backendIds.upperBound
+            guard (-bound...bound).contains(id) else { throw FieldError("moment_id", "must be between -\(bound) and \(bound) (got \(text))") }
             return id
         }
         sidecar.latitude = try number(values, "latitude")

@@ -162,10 +162,11 @@ struct ErrorAnswerTests {
             #expect(other.status == 403)
             #expect(other.error?.contains("only the creator") == true)
             let notInIt = try await service.send(.PUT, "/v1/moments/2/cover", json: #"{"picture_id": 12345, "user": "alice"}"#)
-            // A picture that is not one of the moment's is not found there (as an unknown place is).
+            // A picture that is not one of the moment's is not found there.
             #expect(notInIt.status == 404)
+            // A place that does not exist conflicts with the catalog (409): declare it, then retry.
             let nowhere = try await service.send(.POST, "/v1/moments", json: #"{"place_id": 99, "start": "2024-05-07T18:00:00Z", "end": "2024-05-07T20:00:00Z"}"#)
-            #expect(nowhere.status == 404 && nowhere.error?.contains("place 99 does not exist") == true)
+            #expect(nowhere.status == 409 && nowhere.error?.contains("place 99 does not exist") == true)
         }
     }
 

@@ -103,20 +103,6 @@ struct HostileFieldTests {
         }
     }
 
-    @Test func aMultipartUploadsQueryFieldsAreRefusedNamingThem() throws {
-        func query(_ path: String) -> Query {
-            Query(request: Request(head: HTTPRequest(method: .post, scheme: "http", authority: "localhost", path: path),
-                                   body: RequestBody(buffer: ByteBuffer())))
-        }
-        #expect(throws: FieldError("title", "is given in the query string with author_id, which a multipart upload does not read; send them as form fields")) {
-            try query("/v1/uploads?title=a&author_id=b").refuseFields(sentIn: "a multipart upload")
-        }
-        #expect(throws: FieldError("bogus", "is given in the query string, which a multipart upload does not read; send it as a form field")) {
-            try query("/v1/uploads?bogus=1").refuseFields(sentIn: "a multipart upload")
-        }
-        try query("/v1/uploads").refuseFields(sentIn: "a multipart upload")
-    }
-
     @Test func aHardLinkPlantedInTheLibraryIsNeverServed() async throws {
         try await TestService.with(workers: false) { service in
             let hash = String(repeating: "ef", count: 32)

@@ -97,7 +97,7 @@ struct ProcessMetricsTests {
         #expect(APIRoute.methods(at: "/v1/nothing").isEmpty)
     }
 
-    @Test func anEmptyCursorIsTheFirstPageAndAnUnknownPlaceIsNotFound() async throws {
+    @Test func anEmptyCursorIsTheFirstPageAndAnUnknownPlaceIsAConflict() async throws {
         try await TestService.with(workers: false) { service in
             #expect(try await service.send(.POST, "/v1/places", json: #"{"id": 1, "lat": 1, "long": 2, "rad": 30}"#).status == 201)
             #expect(try await service.send(.POST, "/v1/moments", json: #"{"id": 1, "place_id": 1, "start": "2024-05-07T18:00:00Z", "end": "2024-05-07T20:00:00Z"}"#).status == 201)
@@ -107,9 +107,10 @@ struct ProcessMetricsTests {
             for placeId in [0, 99] {
                 let moment = #"{"place_id": \#(placeId), "start": "2024-05-07T18:00:00Z", "end": "2024-05-07T20:00:00Z"}"#
                 let created = try await service.send(.POST, "/v1/moments", json: moment)
-                #expect(created.status == 404, "place \(placeId): \(created.status)")
+                // 409, not 404: on PUT /v1/moments/1, 404 would say that the moment is gone.
+                #expect(created.status == 409, "place \(placeId): \(created.status)")
                 #expect((try created.object()["error"] as? String)?.contains("place \(placeId) does not exist") == true)
-                #expect(try await service.send(.PUT, "/v1/moments/1", json: moment).status == 404)
+                #expect(try await service.send(.PUT, "/v1/moments/1", json: moment).status == 409)
             }
             let around = try await service.request(.OPTIONS, "/v1/places/around?lat=1&long=2&rad=5")
             #expect(around.status == 405 && around.headers["Allow"] == ["GET"])
