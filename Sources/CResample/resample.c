@@ -311,17 +311,19 @@ DR_INLINE int resample_body(const uint8_t *source, int32_t source_width, int32_t
     for (int32_t oy = 0; oy < v->output_size; oy += 2) {
         /* Two output rows at a time (the last alone when their count is odd). */
         int32_t count = oy + 1 < v->output_size ? 2 : 1;
-        int32_t first = v->starts[oy];
-        int32_t span_rows = count == 2 ? v->starts[oy + 1] - first + taps : taps;
-        if (count == 2 && span_rows >= taps && span_rows <= taps + taps / 2) {
+        /* The starts rise, or fall when the axis is mirrored (a flipped orientation read in place). */
+        int32_t start_a = v->starts[oy], start_b = count == 2 ? v->starts[oy + 1] : start_a;
+        int32_t first = start_a < start_b ? start_a : start_b;
+        int32_t span_rows = (start_a < start_b ? start_b : start_a) - first + taps;
+        if (count == 2 && span_rows <= taps + taps / 2) {
             /* Their rows overlap by at least half: one pass over the rows of both. */
             const float *wa = v->weights + (size_t)oy * (size_t)taps, *wb = wa + taps;
-            int32_t shift = v->starts[oy + 1] - first;
+            int32_t shift_a = start_a - first, shift_b = start_b - first;
             for (int32_t k = 0; k < span_rows; k++) {
                 int32_t row = first + k < source_height ? first + k : source_height - 1;
                 rows[k] = source + (size_t)row * source_stride + (size_t)span.first * 3;
-                merged[k] = k < taps ? wa[k] : 0;
-                second_merged[k] = k >= shift && k - shift < taps ? wb[k - shift] : 0;
+                merged[k] = k >= shift_a && k - shift_a < taps ? wa[k - shift_a] : 0;
+                second_merged[k] = k >= shift_b && k - shift_b < taps ? wb[k - shift_b] : 0;
             }
             vertical_pass2(rows, merged, second_merged, span_rows, samples, intermediate, second_intermediate, l.row);
         } else {
@@ -403,6 +405,41 @@ __attribute__((target("avx2,fma"))) static void box_reduce_avx2(const uint8_t *s
 static void box_reduce_generic(const uint8_t *source, int32_t width, int32_t height, int32_t factor, uint8_t *target,
                                uint32_t *sums) {
     box_reduce_body(source, width, height, factor, target, sums);
+}
+
+void dr_transpose_rgb(const uint8_t *source, int32_t width, int32_t height, uint8_t *target) {
+    /* Blocks of 16 by 16 pixels: a block's source rows and target rows stay in the cache while
+     * it is copied, where a whole column's walk would fetch a new line for every pixel. */
+    enum { block = 16 };
+    size_t source_stride = (size_t)width * 3, target_stride = (size_t)height * 3;
+    for (int32_t y0 = 0; y0 < height; y0 += block) {
+        int32_t y1 = y0 + block < height ? y0 + block : height;
+        for (int32_t x0 = 0; x0 < width; x0 += block) {
+            int32_t x1 = x0 + block < width ? x0 + block : width;
+            /* Each pixel moves as one 4-byte word whose last byte the next pixel overwrites (a
+             * later block's, in the next band of rows); the last row of the target, whose
+             * fourth byte would land on a pixel already written, and the source's last pixel,
+             * whose fourth byte lies past the buffer, move as 3 bytes. */
+            int32_t words_end = y1 < height ? y1 : height - 1;
+            for (int32_t x = x0; x < x1; x++) {
+                const uint8_t *s = source + (size_t)y0 * source_stride + (size_t)x * 3;
+                uint8_t *t = target + (size_t)x * target_stride + (size_t)y0 * 3;
+                int32_t y = y0;
+                for (; y < words_end; y++) {
+                    uint32_t word;
+                    memcpy(&word, s, 4);
+                    memcpy(t, &word, 4);
+                    t += 3;
+                    s += source_stride;
+                }
+                for (; y < y1; y++) {
+                    memcpy(t, s, 3);
+                    t += 3;
+                    s += source_stride;
+                }
+            }
+        }
+    }
 }
 
 /* 0: not yet asked, 1: AVX2 and FMA, 2: baseline. */

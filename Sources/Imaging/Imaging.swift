@@ -67,7 +67,9 @@ public enum Imaging {
     /// Throws `ImagingError` for anything that is not a decodable JPEG, PNG, HEIC, HEIF or AVIF, for a header above
     /// `options.pixelLimit` (before any pixel is allocated), and for invalid recipes.
     public static func render(_ bytes: [UInt8], recipes: [VariantRecipe], options: RenderOptions) throws -> RenderResult {
-        try Renderer(options: options).render(bytes, recipes: recipes)
+        let result = try Renderer(options: options).render(bytes, recipes: recipes)
+        StageProfile.add(result.timings)
+        return result
     }
 
     /// The picture's placeholder (`ThumbHash`), upright, as `render` makes it, from the least

@@ -91,6 +91,50 @@ struct Raster {
         return out
     }
 
+    /// The raster transposed (pixel (x, y) becomes (y, x)): the one copy an orientation of 5 to
+    /// 8 needs, the flips that complete it being folded into the readers (`orientationSteps`).
+    func transposed() throws -> Raster {
+        let out = try Raster(width: height, height: width)
+        dr_transpose_rgb(pixels, Int32(width), Int32(height), out.pixels)
+        return out
+    }
+
+    /// EXIF orientation 1...8 as a transpose (5 to 8) followed by flips of the transposed
+    /// picture: `oriented(o)` is `transposed()` (when `transpose`), then mirrored left to right
+    /// (`mirrorX`) and top to bottom (`mirrorY`).
+    static func orientationSteps(_ orientation: Int) -> (transpose: Bool, mirrorX: Bool, mirrorY: Bool) {
+        guard (2...8).contains(orientation) else { return (false, false, false) }
+        return (orientation >= 5, [2, 3, 6, 7].contains(orientation), [3, 4, 7, 8].contains(orientation))
+    }
+
+    /// The orientation that is only the flips `mirrorX` and `mirrorY` (1 to 4).
+    static func flipOrientation(mirrorX: Bool, mirrorY: Bool) -> Int {
+        switch (mirrorX, mirrorY) {
+        case (false, false): 1
+        case (true, false): 2
+        case (true, true): 3
+        case (false, true): 4
+        }
+    }
+
+    /// `oriented(flipOrientation(mirrorX:mirrorY:)).boxReduced(by: factor)`, without flipping the
+    /// whole raster: the blocks that flipped picture keeps (its partial ones dropped at its right
+    /// and bottom, here the left and top) are reduced in place, and only the small result flipped.
+    func boxReduced(by factor: Int, mirrorX: Bool, mirrorY: Bool) throws -> Raster {
+        let flips = Self.flipOrientation(mirrorX: mirrorX, mirrorY: mirrorY)
+        guard factor > 1 else { return try oriented(flips) }
+        // (An axis shorter than the factor is one block whole, the same either way.)
+        let skipX = mirrorX && width >= factor ? width % factor : 0, skipY = mirrorY && height >= factor ? height % factor : 0
+        guard skipX + skipY > 0 else { return try boxReduced(by: factor).oriented(flips) }
+        let outWidth = max(1, width / factor), outHeight = max(1, height / factor)
+        let out = try Raster(width: outWidth, height: outHeight)
+        let sums = UnsafeMutablePointer<UInt32>.allocate(capacity: outWidth * min(factor, width) * 3)
+        defer { sums.deallocate() }
+        // Rows keep their stride (width): the reduction reads out_width × factor columns from the offset.
+        dr_box_reduce(pixels + (skipY * width + skipX) * 3, Int32(width), Int32(height - skipY), Int32(factor), out.pixels, sums)
+        return try out.oriented(flips)
+    }
+
     /// A copy reduced by an integer factor, each output pixel the mean of a factor × factor block
     /// (partial blocks at the right and bottom edges are dropped), in the CResample layer: the
     /// rows of a block summed column by column (vectorised), then each group of `factor` columns.

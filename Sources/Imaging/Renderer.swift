@@ -37,11 +37,15 @@ struct Renderer {
         let windowHeight: Int
     }
 
-    /// A raster variants can be resampled from, and its pixels per display pixel.
+    /// A raster variants can be resampled from, and its pixels per display pixel; the decoded
+    /// raster may be read flipped (`mirrorX`, `mirrorY`: the orientation's flips, folded into the
+    /// resampler's reads), the variants made are upright.
     struct Source {
         let raster: Raster
         let ratioX: Double
         let ratioY: Double
+        var mirrorX = false
+        var mirrorY = false
     }
 
     /// Everything `Imaging.render` does, in order.
@@ -108,14 +112,17 @@ struct Renderer {
             iccProfile = nil
         }
         timings.decode = lap()
-        // The stored-orientation raster is not used after this (ARC frees it unless it is `upright` itself).
-        let upright = try decoded.raster.oriented(orientation)
+        // The orientation costs a copy only where it turns the picture a quarter (a tiled
+        // transpose; the stored raster is then freed); its flips are read in place by the
+        // resampler and the analysis copy's reduction.
+        let steps = Raster.orientationSteps(orientation)
+        let turned = steps.transpose ? try decoded.raster.transposed() : decoded.raster
         let base = Source(
-            raster: upright, ratioX: exactScale ?? Double(upright.width) / Double(displayWidth),
-            ratioY: exactScale ?? Double(upright.height) / Double(displayHeight))
+            raster: turned, ratioX: exactScale ?? Double(turned.width) / Double(displayWidth),
+            ratioY: exactScale ?? Double(turned.height) / Double(displayHeight), mirrorX: steps.mirrorX, mirrorY: steps.mirrorY)
 
-        let factor = max(1, (max(upright.width, upright.height) + Self.analysisMaxEdge - 1) / Self.analysisMaxEdge)
-        let analysis = try upright.boxReduced(by: factor)
+        let factor = max(1, (max(turned.width, turned.height) + Self.analysisMaxEdge - 1) / Self.analysisMaxEdge)
+        let analysis = try turned.boxReduced(by: factor, mirrorX: steps.mirrorX, mirrorY: steps.mirrorY)
         let statistics = PictureAnalysis.statistics(of: analysis)
         let placeholder = ThumbHash.encode(try Self.placeholderRaster(analysis))
         placeCrops(&plans, analysis: analysis, factor: factor, base: base, displayWidth: displayWidth, displayHeight: displayHeight)
@@ -134,7 +141,7 @@ struct Renderer {
                 source.raster,
                 windowX: Double(window.x) * source.ratioX, windowY: Double(window.y) * source.ratioY,
                 windowWidth: Double(window.width) * source.ratioX, windowHeight: Double(window.height) * source.ratioY,
-                width: plan.width, height: plan.height)
+                width: plan.width, height: plan.height, mirrorX: source.mirrorX, mirrorY: source.mirrorY)
             timings.resample += lap()
             if plan.recipe.fit == .contain {
                 sources.append(Source(

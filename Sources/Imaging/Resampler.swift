@@ -18,12 +18,32 @@ struct ResampleAxis {
     let outputSize: Int
     /// Weights per output pixel (the stride of `weights`), even.
     let taps: Int
-    let starts: [Int]
-    let weights: [Float]
+    private(set) var starts: [Int]
+    private(set) var weights: [Float]
 
     /// Taps for mapping the source span [windowStart, windowStart + windowLength) (in pixels of a
     /// source `sourceSize` long) onto `outputSize` pixels. Taps outside the window but inside the
     /// source are used, so a crop's edges are filtered like its middle.
+    ///
+    /// `mirrored`: the source is read back to front, as if it had been flipped first (pixel i
+    /// of the flipped source is pixel sourceSize - 1 - i); the window is in the flipped source's
+    /// coordinates. The kernel is symmetric, so output i of the flipped axis is output
+    /// outputSize - 1 - i of the unflipped axis over the mirrored window, with the same taps.
+    init(sourceSize: Int, windowStart: Double, windowLength: Double, outputSize: Int, mirrored: Bool) {
+        self.init(sourceSize: sourceSize,
+                  windowStart: mirrored ? Double(sourceSize) - windowStart - windowLength : windowStart,
+                  windowLength: windowLength, outputSize: outputSize)
+        guard mirrored, outputSize > 1 else { return }
+        var starts = self.starts, weights = self.weights
+        for i in 0..<outputSize / 2 {
+            let j = outputSize - 1 - i
+            starts.swapAt(i, j)
+            for k in 0..<taps { weights.swapAt(i * taps + k, j * taps + k) }
+        }
+        self.starts = starts
+        self.weights = weights
+    }
+
     init(sourceSize: Int, windowStart: Double, windowLength: Double, outputSize: Int) {
         let scale = windowLength / Double(outputSize)
         // Shrinking widens the filter by the scale factor, so every source pixel contributes (no aliasing).
@@ -107,12 +127,17 @@ struct ResampleAxis {
 /// multiply-adds where the processor has AVX2).
 enum Resampler {
     /// A window of `source` (in its pixel coordinates, fractional allowed) resized to width × height.
+    /// With `mirrorX` or `mirrorY` the source is read as if flipped left to right or top to
+    /// bottom first (the window in the flipped picture's coordinates): an orientation's flips
+    /// cost no copy.
     static func resample(
         _ source: Raster, windowX: Double, windowY: Double, windowWidth: Double, windowHeight: Double,
-        width: Int, height: Int
+        width: Int, height: Int, mirrorX: Bool = false, mirrorY: Bool = false
     ) throws -> Raster {
-        let horizontal = ResampleAxis(sourceSize: source.width, windowStart: windowX, windowLength: windowWidth, outputSize: width)
-        let vertical = ResampleAxis(sourceSize: source.height, windowStart: windowY, windowLength: windowHeight, outputSize: height)
+        let horizontal = ResampleAxis(sourceSize: source.width, windowStart: windowX, windowLength: windowWidth, outputSize: width,
+                                      mirrored: mirrorX)
+        let vertical = ResampleAxis(sourceSize: source.height, windowStart: windowY, windowLength: windowHeight, outputSize: height,
+                                    mirrored: mirrorY)
         let out = try Raster(width: width, height: height)
         let starts = (horizontal.starts.map { Int32($0) }, vertical.starts.map { Int32($0) })
         let code: Int32 = starts.0.withUnsafeBufferPointer { hStarts in

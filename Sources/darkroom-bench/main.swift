@@ -39,6 +39,8 @@ let usage = """
                                    (issue 29's attack 1 and slow uploads: admin /healthz and a good upload's worst latency)
            darkroom-bench latency  [--probes N=8] [--backlog N=10000] [--import-photos N=240] [--workers W=2] [--base K=4]
                                    (upload to done: idle, behind a backlog, beside an import)
+           darkroom-bench steady   [--copies N=4] [--rounds R=3] [--heif-rounds R=3] [--no-heif]   (the whole worker in one thread
+                                   against libvips in-process through pyvips, with its stages; HEIC against heif-convert)
            darkroom-bench gazetteer [--lookups N=100000] [--oracle FILE]   (load, memory, lookups; zone agreement with
                                    tools/gazetteer/agreement.py's polygon-oracle points)
            darkroom-bench all      [--quick]   (every benchmark at its defaults, in about 40 minutes: the moments ingests
@@ -62,7 +64,11 @@ func runAll(_ arguments: BenchArguments) throws -> [Verdict] {
     var queue = QueueBenchmark.Options()
     var postgresPipeline = PipelineBenchmark.Options()
     var bucket = BucketBenchmark.Options()
+    var steady = SteadyBenchmark.Options()
     if arguments.has("--quick") {
+        steady.copies = 1
+        steady.rounds = 1
+        steady.heifRounds = 1
         queue.seconds = 1
         postgresPipeline.photos = 40
         postgresPipeline.base = 2
@@ -95,6 +101,7 @@ func runAll(_ arguments: BenchArguments) throws -> [Verdict] {
     var verdicts: [Verdict] = []
     verdicts += try GazetteerBenchmark.run(GazetteerBenchmark.Options())
     verdicts += try RenderBenchmark.run(render)
+    verdicts += try SteadyBenchmark.run(steady)
     verdicts += try PipelineBenchmark.run(pipeline)
     verdicts += try ImportBenchmark.run(imports)
     verdicts += try HTTPBenchmark.run(http)
@@ -135,6 +142,7 @@ do {
     case "queue": verdicts = try QueueBenchmark.run(QueueBenchmark.Options(arguments))
     case "bucket": verdicts = try BucketBenchmark.run(BucketBenchmark.Options(arguments))
     case "gazetteer": verdicts = try GazetteerBenchmark.run(GazetteerBenchmark.Options(arguments))
+    case "steady": verdicts = try SteadyBenchmark.run(SteadyBenchmark.Options(arguments))
     case "pipeline-postgres": verdicts = try PostgresPipelineBenchmark.run(PipelineBenchmark.Options(arguments))
     case "all": verdicts = try runAll(arguments)
     case "help", "--help", "-h":

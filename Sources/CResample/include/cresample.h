@@ -13,7 +13,8 @@
  * processors run the same code for their baseline vector unit.
  */
 
-/* One axis's taps: for output pixel i, `taps` weights from source pixel starts[i]. Every start
+/* One axis's taps: for output pixel i, `taps` weights from source pixel starts[i] (the starts
+ * rise along the axis, or fall where it is mirrored). Every start
  * satisfies 0 <= starts[i] and starts[i] + taps <= source size + 1 (a read one past the end
  * meets a zero weight); `taps` is even. */
 typedef struct {
@@ -40,6 +41,10 @@ int dr_resample(const uint8_t *source, int32_t source_width, int32_t source_heig
  * bottom edges are dropped. `sums` holds (width / factor) * min(factor, width) * 3 counts. */
 void dr_box_reduce(const uint8_t *source, int32_t width, int32_t height, int32_t factor, uint8_t *target,
                    uint32_t *sums);
+
+/* `source` (width by height, rows of width * 3 bytes) transposed into `target` (height by width,
+ * rows of height * 3 bytes): target pixel (x, y) is source pixel (y, x). */
+void dr_transpose_rgb(const uint8_t *source, int32_t width, int32_t height, uint8_t *target);
 
 /* 1 when the 8-lane (AVX2 and FMA) passes are in use on this processor, else 0. */
 int dr_resample_uses_avx2(void);
