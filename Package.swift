@@ -277,7 +277,7 @@ let package = Package(
             .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         .testTarget(name: "ObjectStorageTests", dependencies: [
-            "GatewayHarness", "ObjectStorage", "Failures", "BucketStorage", "Storage", "Settings",
+            "GatewayHarness", "ChildProcesses", "ObjectStorage", "Failures", "BucketStorage", "Storage", "Settings",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),

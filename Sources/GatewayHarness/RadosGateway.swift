@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 
 #if canImport(Glibc)
@@ -151,7 +152,7 @@ public final class RadosGateway: @unchecked Sendable {  // safe: the mutable sta
         }
         let fsid = UUID().uuidString.lowercased()
         try phase("configuration") {
-            watchdog = try Watchdog(directory: directory.path)
+            watchdog = try Watchdog(directory: directory.path, prefix: "/tmp/dr-rgw-", name: "darkroom-gateway-watchdog")
             for folder in ["mon", "osd", "rgw", "run", "requests"] {
                 try FileManager.default.createDirectory(atPath: path(folder), withIntermediateDirectories: true)
             }

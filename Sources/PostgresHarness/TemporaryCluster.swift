@@ -7,7 +7,7 @@ import Glibc
 
 /// A PostgreSQL cluster of its own for a test or a benchmark: `initdb` in a temporary
 /// directory, the server on a free loopback port, stopped and removed by `stop()` (or when
-/// the value goes away). When this process is root, the cluster's programs run as the
+/// the value goes away; or by its `Watchdog` when this process dies without stopping it). When this process is root, the cluster's programs run as the
 /// `postgres` user, since initdb refuses root. Local connections are trusted: any user name
 /// given to `initdb` (`postgres`) and any password connect.
 public final class TemporaryCluster: @unchecked Sendable {  // safe: `stopped` is written under `lock`
@@ -33,6 +33,8 @@ public final class TemporaryCluster: @unchecked Sendable {  // safe: `stopped` i
     let runAsPostgres: Bool
     private let lock = NSLock()
     private var stopped = false
+    /// Kills the server and removes the directory should this process end without `stop()`.
+    private let watchdog: Watchdog?
 
     /// `postgres://postgres@127.0.0.1:PORT/DATABASE`
     public func url(database: String = "postgres") -> String { "postgres://\(user)@127.0.0.1:\(port)/\(database)" }
@@ -81,11 +83,27 @@ public final class TemporaryCluster: @unchecked Sendable {  // safe: `stopped` i
         return cluster
     }
 
+    /// Ends the watchdog's pipe as this process's death would, without stopping anything here:
+    /// the watchdog then kills the server and removes the directory on its own. For the tests
+    /// of the watchdog itself.
+    public func simulateOwnerDeath() {
+        watchdog?.closePipeOnly()
+    }
+
+    /// The server's process id, from `postmaster.pid`; nil when it is not running.
+    public var serverPID: pid_t? {
+        guard let text = try? String(contentsOfFile: data + "/postmaster.pid", encoding: .utf8) else { return nil }
+        return text.split(separator: "\n").first.flatMap { pid_t($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
+    /// Where every cluster's directory is made: what its watchdog agrees to remove.
+    static let directoryPrefix = NSTemporaryDirectory().hasSuffix("/")
+        ? NSTemporaryDirectory() + "darkroom-postgres-" : NSTemporaryDirectory() + "/darkroom-postgres-"
+
     /// A new empty directory for a cluster under the temporary directory; owned by `postgres`
     /// (mode 0700) when the programs run as that user.
     static func makeDirectory(runAsPostgres: Bool) throws -> URL {
-        let directory = URL(fileURLWithPath: NSTemporaryDirectory())
-            .appendingPathComponent("darkroom-postgres-\(getpid())-\(UUID().uuidString.prefix(8))")
+        let directory = URL(fileURLWithPath: directoryPrefix + "\(getpid())-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         if runAsPostgres {
             guard let account = getpwnam("postgres") else {
@@ -106,6 +124,8 @@ public final class TemporaryCluster: @unchecked Sendable {  // safe: `stopped` i
         self.settings = settings
         self.durable = durable
         self.serverOptions = "-p \(port) -k \(directory.path) " + settings
+        // Without it (no bash), a killed test process leaves its server running, as before.
+        watchdog = try? Watchdog(directory: directory.path, prefix: Self.directoryPrefix, name: "darkroom-postgres-watchdog")
     }
 
     deinit { stop() }
@@ -137,6 +157,7 @@ public final class TemporaryCluster: @unchecked Sendable {  // safe: `stopped` i
             try? run("pg_ctl", ["-D", data, "-m", "fast", "-w", "-t", "60", "stop"])
         }
         try? FileManager.default.removeItem(at: directory)
+        watchdog?.close()
     }
 
     /// Runs one of the server's programs (as `postgres` when this process is root) and waits,

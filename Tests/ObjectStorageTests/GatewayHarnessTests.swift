@@ -3,6 +3,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import ChildProcesses
 @testable import GatewayHarness
 
 /// The S3 server the object-storage tests run against: Ceph's RADOS Gateway on a one-node

@@ -212,6 +212,28 @@ struct HarnessFaultTests {
 
     // MARK: The server
 
+    @Test("a cluster whose owner dies without stopping it is killed and removed by its watchdog")
+    func watchdogCleansUpAfterADeadOwner() throws {
+        let cluster = try TemporaryCluster.start()
+        defer { cluster.stop() }
+        let server = try #require(cluster.serverPID, "the server runs")
+        #expect(Self.isRunning(server))
+        cluster.simulateOwnerDeath()
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, Self.isRunning(server) || FileManager.default.fileExists(atPath: cluster.directory.path) {
+            usleep(50_000)
+        }
+        #expect(!Self.isRunning(server), "the server \(server) was killed")
+        #expect(!FileManager.default.fileExists(atPath: cluster.directory.path), "its directory was removed")
+    }
+
+    /// Whether process `pid` exists and is not a zombie waiting to be reaped.
+    static func isRunning(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first != "Z"
+    }
+
     @Test("after a fast restart the server answers again on its port, its data kept, and open sessions were ended")
     func restartFast() throws {
         let cluster = try TemporaryCluster.start()

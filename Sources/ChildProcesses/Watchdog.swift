@@ -4,16 +4,17 @@ import Foundation
 import Glibc
 #endif
 
-/// A small bash process that cleans up after a cluster whose owner died without stopping it
-/// (a test process killed, or crashed): it reads a pipe whose only writer is this process, and
-/// when the pipe closes (at this process's end, however it ends, or when `close()` is called)
-/// it kills every process whose command line names the cluster's directory and removes the
-/// directory. A daemon's "parent death signal" cannot be asked for through posix_spawn, and the
-/// daemons outlive a killed test process otherwise.
+/// A small bash process that cleans up after a test server (a RADOS Gateway cluster, a
+/// PostgreSQL cluster) whose owner died without stopping it (a test process killed, or
+/// crashed): it reads a pipe whose only writer is this process, and when the pipe closes (at
+/// this process's end, however it ends, or when `close()` is called) it kills every process
+/// whose command line names the server's directory and removes the directory. A daemon's
+/// "parent death signal" cannot be asked for through posix_spawn, and the daemons outlive a
+/// killed test process otherwise.
 ///
 /// It runs in a process group of its own and ignores SIGINT, SIGHUP and SIGQUIT, so that a ^C
 /// to the test run (which ends the test process) does not end it before it has cleaned up.
-final class Watchdog: @unchecked Sendable {  // safe: `writer` and `pid` are changed under `lock`
+public final class Watchdog: @unchecked Sendable {  // safe: `writer` and `pid` are changed under `lock`
     private let lock = NSLock()
     private var writer: Int32
     private var pid: pid_t?
@@ -22,8 +23,9 @@ final class Watchdog: @unchecked Sendable {  // safe: `writer` and `pid` are cha
     /// the watchdog's own command line never names it.
     private static let script = #"""
         trap '' INT HUP QUIT PIPE
-        dir=$DARKROOM_GATEWAY_DIRECTORY
-        [[ $dir == /tmp/dr-rgw-?* && $dir != *..* ]] || { echo "watchdog: refusing directory '$dir'"; exit 1; }
+        dir=$DARKROOM_WATCHED_DIRECTORY
+        prefix=$DARKROOM_WATCHED_PREFIX
+        [[ -n $prefix && $dir == "$prefix"?* && $dir != *..* ]] || { echo "watchdog: refusing directory '$dir'"; exit 1; }
         # Sends signal $1 to every process (but this one) whose command line names the directory;
         # succeeds when there was one.
         sweep() {
@@ -40,7 +42,7 @@ final class Watchdog: @unchecked Sendable {  // safe: `writer` and `pid` are cha
         }
         cleanup() {
             if sweep KILL; then
-                echo "watchdog: the owner of $dir is gone; killed what was left of its cluster"
+                echo "watchdog: the owner of $dir is gone; killed what was left of its server"
                 for _ in {1..100}; do sweep 0 || break; sleep 0.05; done
             fi
             rm -rf -- "$dir"
@@ -50,9 +52,10 @@ final class Watchdog: @unchecked Sendable {  // safe: `writer` and `pid` are cha
         cleanup
         """#
 
-    /// Starts the watchdog of `directory` (a /tmp/dr-rgw-* directory). It says nothing: its
-    /// output would have to outlive the directory.
-    init(directory: String) throws {
+    /// Starts the watchdog of `directory`, which must begin with `prefix` (a guard: the
+    /// watchdog removes it) and be longer. It says nothing: its output would have to outlive the
+    /// directory. `name` is its process's name.
+    public init(directory: String, prefix: String, name: String) throws {
         var ends: [Int32] = [0, 0]
         // A socket pair rather than a pipe, for SOCK_CLOEXEC (Swift does not see pipe2): close
         // on exec from the start, so that no child spawned by another thread meanwhile holds
@@ -63,8 +66,8 @@ final class Watchdog: @unchecked Sendable {  // safe: `writer` and `pid` are cha
         writer = ends[1]
         // The watchdog's end goes to its standard input; dup2 clears its close-on-exec flag.
         do {
-            pid = try ChildSpawning.start(["/bin/bash", "-c", Self.script, "darkroom-gateway-watchdog"], output: "/dev/null",
-                                          stdinDescriptor: ends[0], environment: ["DARKROOM_GATEWAY_DIRECTORY": directory])
+            pid = try ChildSpawning.start(["/bin/bash", "-c", Self.script, name], output: "/dev/null", stdinDescriptor: ends[0],
+                                          environment: ["DARKROOM_WATCHED_DIRECTORY": directory, "DARKROOM_WATCHED_PREFIX": prefix])
         } catch {
             Glibc.close(ends[0])
             Glibc.close(ends[1])
@@ -77,7 +80,7 @@ final class Watchdog: @unchecked Sendable {  // safe: `writer` and `pid` are cha
 
     /// Closes the pipe: the watchdog kills what is left of the cluster, removes the directory
     /// and ends; returns once it has ended (at most 15 s). Once; later calls do nothing.
-    func close() {
+    public func close() {
         lock.lock()
         let writer = self.writer
         let pid = self.pid
@@ -92,7 +95,7 @@ final class Watchdog: @unchecked Sendable {  // safe: `writer` and `pid` are cha
 
     /// Closes the write end without waiting, as this process's death would (for the tests of
     /// the watchdog itself).
-    func closePipeOnly() {
+    public func closePipeOnly() {
         lock.lock()
         let writer = self.writer
         self.writer = -1

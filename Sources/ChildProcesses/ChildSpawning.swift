@@ -1,4 +1,3 @@
-import ChildProcesses
 import Foundation
 
 #if canImport(Glibc)
@@ -9,24 +8,28 @@ import Glibc
 /// Foundation's `Process`: the daemons are long-lived children that this process reaps itself
 /// (wait4 also gives the CPU time of the ones it reaps), and a program whose children live on
 /// must not make a wait hang.
-enum ChildSpawning {
+public enum ChildSpawning {
     /// Why a program could not be started or did not end as it should.
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+
+        public init(description: String) {
+            self.description = description
+        }
     }
 
     /// An ended child: its wait status and the CPU seconds it used.
-    struct Ended {
-        let status: Int32
-        let cpuSeconds: Double
+    public struct Ended {
+        public let status: Int32
+        public let cpuSeconds: Double
 
         /// "exited with status N" or "was killed by signal N" (WIFEXITED and friends are macros
         /// that Swift does not import: exited when the low 7 bits are 0).
-        var summary: String {
+        public var summary: String {
             status & 0x7f == 0 ? "exited with status \((status >> 8) & 0xff)" : "was killed by signal \(status & 0x7f)"
         }
 
-        var succeeded: Bool { status & 0x7f == 0 && (status >> 8) & 0xff == 0 }
+        public var succeeded: Bool { status & 0x7f == 0 && (status >> 8) & 0xff == 0 }
     }
 
     /// Starts `argv` (`argv[0]` an absolute path) in a process group of its own, with standard
@@ -34,7 +37,7 @@ enum ChildSpawning {
     /// `output`, with `environment` added to this process's. Signals start with their default
     /// actions and none blocked, whatever this process's threads had set (a test process often
     /// ignores SIGPIPE); descriptors above 2 are not inherited.
-    static func start(_ argv: [String], output: String, stdinDescriptor: Int32? = nil,
+    public static func start(_ argv: [String], output: String, stdinDescriptor: Int32? = nil,
                       environment extra: [String: String] = [:]) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -84,11 +87,11 @@ enum ChildSpawning {
     }()
 
     /// Whether spawned programs inherit no descriptor above 2 (glibc has the action).
-    static var closesInheritedDescriptors: Bool { closeFromAction != nil }
+    public static var closesInheritedDescriptors: Bool { closeFromAction != nil }
 
     /// Reaps `pid` if it has ended (without waiting): nil while it runs. A child that someone
     /// else reaped already (ECHILD) counts as ended with an unknown status and no CPU time.
-    static func reapIfEnded(_ pid: pid_t) -> Ended? {
+    public static func reapIfEnded(_ pid: pid_t) -> Ended? {
         var status: Int32 = 0
         var usage = rusage()
         while true {
@@ -105,7 +108,7 @@ enum ChildSpawning {
     }
 
     /// Waits for `pid` to end, at most `seconds`; nil when it still runs then.
-    static func waitForEnd(_ pid: pid_t, seconds: Double) -> Ended? {
+    public static func waitForEnd(_ pid: pid_t, seconds: Double) -> Ended? {
         let deadline = Date().addingTimeInterval(seconds)
         while true {
             if let ended = reapIfEnded(pid) { return ended }
@@ -118,7 +121,7 @@ enum ChildSpawning {
     /// `grace` seconds; returns once it is reaped (or after 10 s more, when even SIGKILL did not
     /// end it, which only a process stuck in the kernel does).
     @discardableResult
-    static func end(_ pid: pid_t, signal: Int32 = SIGKILL, grace: Double = 10) -> Ended? {
+    public static func end(_ pid: pid_t, signal: Int32 = SIGKILL, grace: Double = 10) -> Ended? {
         kill(pid, signal)
         if let ended = waitForEnd(pid, seconds: signal == SIGKILL ? 10 : grace) { return ended }
         kill(-pid, SIGKILL)
@@ -130,7 +133,7 @@ enum ChildSpawning {
     /// output appended to `output`; `abandonIf` is asked every 50 ms and a reason it gives ends
     /// the program early (a daemon it talks to has died). Throws, with the last lines of the
     /// program's output, unless it exits with status 0.
-    static func run(_ argv: [String], output: String, timeout: Double,
+    public static func run(_ argv: [String], output: String, timeout: Double,
                     abandonIf: () -> String? = { nil }) throws {
         let start = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
         let pid = try ChildSpawning.start(argv, output: output)
@@ -164,7 +167,7 @@ enum ChildSpawning {
 
     /// The last `count` non-empty lines of a file (of what follows byte `offset`), joined
     /// with " | ", at most 16 KB read from its end; "no output" when there are none.
-    static func lastLines(of path: String, from offset: Int = 0, count: Int = 8) -> String {
+    public static func lastLines(of path: String, from offset: Int = 0, count: Int = 8) -> String {
         guard let file = FileHandle(forReadingAtPath: path) else { return "no output (\((path as NSString).lastPathComponent) missing)" }
         defer { try? file.close() }
         let size = Int((try? file.seekToEnd()) ?? 0)
@@ -177,14 +180,14 @@ enum ChildSpawning {
     }
 
     /// CPU seconds (user and system) that live process `pid` has used, from /proc.
-    static func cpuSeconds(of pid: pid_t) -> Double? {
+    public static func cpuSeconds(of pid: pid_t) -> Double? {
         guard let fields = statFields(pid), fields.count > 12,
               let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     /// Resident memory of process `pid` in bytes (VmRSS of /proc/PID/status).
-    static func residentBytes(of pid: pid_t) -> Int? {
+    public static func residentBytes(of pid: pid_t) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
               let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return nil }
@@ -200,7 +203,7 @@ enum ChildSpawning {
     }
 
     /// A loopback port nothing listens on now, outside the kernel's ephemeral range (`LoopbackPort`).
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         do {
             return try LoopbackPort.free()
         } catch {
@@ -208,7 +211,7 @@ enum ChildSpawning {
         }
     }
 
-    static func loopback(port: Int) -> sockaddr_in {
+    public static func loopback(port: Int) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -218,7 +221,7 @@ enum ChildSpawning {
 
     /// What a plain HTTP request to 127.0.0.1:`port` gets: the response's status code, or nil
     /// when the connection is refused or nothing answers within `timeout` seconds.
-    static func httpStatus(port: Int, timeout: Double = 2) -> Int? {
+    public static func httpStatus(port: Int, timeout: Double = 2) -> Int? {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socket >= 0 else { return nil }
         defer { close(socket) }
@@ -247,7 +250,7 @@ enum ChildSpawning {
     }
 
     /// Whether a connection to 127.0.0.1:`port` is refused now.
-    static func refusesConnections(port: Int) -> Bool {
+    public static func refusesConnections(port: Int) -> Bool {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socket >= 0 else { return false }
         defer { close(socket) }
