@@ -64,18 +64,27 @@ struct HealthHandler: Sendable {
 
     /// Whether the library answers (a bucket: one listing of its prefix), within a second: a
     /// bucket that does not answer makes the server not ready, never a readiness that hangs.
+    /// A directory is looked at at once (a stat and the free space): no second's bound, which
+    /// a busy thread pool, not the directory, could overrun.
     func libraryReadiness(requestID: String?) async -> String {
         let environment = environment
+        if environment.library is Library {
+            do {
+                try LibraryStores.checkReachable(environment.library)
+                try Self.checkSpace(of: "library", at: environment.configuration.libraryRoot, needed: environment.maxBodyBytes)
+                return Self.passed
+            } catch {
+                environment.logger.warning("not ready", metadata: [
+                    "request_id": "\(requestID ?? "-")", "check": "library", "reason": "\(error)"])
+                return environment.redaction.scrub((error as? APIError)?.description
+                    ?? "the library at \(environment.library.location) cannot be reached: \(error)")
+            }
+        }
         let result = Mutex<String?>(nil)
         let asked = Task(executorPreference: environment.executor) {
             let said: String
             do {
-                try await environment.blocking {
-                    try LibraryStores.checkReachable(environment.library)
-                    if environment.library is Library {
-                        try Self.checkSpace(of: "library", at: environment.configuration.libraryRoot, needed: environment.maxBodyBytes)
-                    }
-                }
+                try await environment.blocking { try LibraryStores.checkReachable(environment.library) }
                 said = Self.passed
             } catch let error as APIError {
                 environment.logger.warning("not ready", metadata: [

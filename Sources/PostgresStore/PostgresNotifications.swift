@@ -8,20 +8,22 @@ import Synchronization
 /// or a path that stops answering (TCP keepalive and `TCP_USER_TIMEOUT` end such a connection,
 /// as they do the pool's), it connects again a second later and listens again.
 ///
+/// It runs on a thread of its own and the driver's event loop, never on the concurrency pool:
+/// a pool whose few threads are all busy (a server's handlers, a test run's synchronous tests)
+/// cannot keep it from listening. `received` is called on the event loop: keep it short.
+///
 /// `isListening` says whether notifications can arrive now; while it is false a caller that
 /// waits for them should look for itself. A notification sent while no connection listened is
 /// lost (PostgreSQL keeps none for a listener that is not there).
 public final class PostgresNotifications: Sendable {
     public let channel: String
-    private let shared = Shared()
-    private let task = Mutex<Task<Void, Never>?>(nil)
+    private let state = Mutex(State())
 
-    /// What the listening task and `stop` share.
-    private final class Shared: Sendable {
-        let listening = Atomic<Bool>(false)
-        /// The connection listening now, closed by `stop` (a wait for the next notification
-        /// may not end on cancellation alone).
-        let current = Mutex<PostgresConnection?>(nil)
+    private struct State {
+        var listening = false
+        var stopped = false
+        /// The connection listening now, closed by `stop`.
+        var connection: PostgresConnection?
     }
 
     /// Starts listening on `channel` (an SQL identifier: letters, digits and underscores).
@@ -29,66 +31,81 @@ public final class PostgresNotifications: Sendable {
                 logger: Logger, received: @escaping @Sendable (String) -> Void) {
         precondition(!channel.isEmpty && channel.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") })
         self.channel = channel
-        let shared = shared
-        let loop = Task.detached {
+        let thread = Thread { [weak self] in
             var reported = false
-            while !Task.isCancelled {
+            while let self, !self.isStopped {
                 do {
-                    let watched = try await Self.connect(location, deadlines: deadlines, logger: logger)
-                    let connection = watched.connection
-                    shared.current.withLock { $0 = connection }
-                    defer { shared.current.withLock { $0 = nil } }
-                    if Task.isCancelled { try? await connection.close(); break }
-                    do {
-                        let notifications = try await connection.listen(channel)
-                        shared.listening.store(true, ordering: .sequentiallyConsistent)
-                        if reported { logger.info("listening for notifications again", metadata: ["channel": "\(channel)"]) }
-                        reported = false
-                        for try await notification in notifications { received(notification.payload) }
-                    } catch {
-                        shared.listening.store(false, ordering: .sequentiallyConsistent)
-                        try? await connection.close()
-                        throw error
-                    }
-                    shared.listening.store(false, ordering: .sequentiallyConsistent)
-                    try? await connection.close()
+                    try self.listenOnce(location: location, deadlines: deadlines, logger: logger, received: received)
+                    if reported { logger.info("listening for notifications again", metadata: ["channel": "\(channel)"]) }
+                    reported = false
+                    self.waitForClose()
                 } catch {
-                    shared.listening.store(false, ordering: .sequentiallyConsistent)
-                    if !reported && !Task.isCancelled {
+                    if !reported && !self.isStopped {
                         logger.info("not listening for notifications; trying again every second",
                                     metadata: ["channel": "\(channel)", "reason": "\(error)"])
                         reported = true
                     }
                 }
-                try? await Task.sleep(for: .seconds(1))
+                self.state.withLock { $0.listening = false }
+                Thread.sleep(forTimeInterval: 1)
             }
         }
-        task.withLock { $0 = loop }
+        thread.name = "postgres-notifications"
+        thread.start()
     }
 
     deinit { stop() }
 
     /// Whether a connection listens now.
-    public var isListening: Bool { shared.listening.load(ordering: .sequentiallyConsistent) }
+    public var isListening: Bool { state.withLock { $0.listening } }
+
+    private var isStopped: Bool { state.withLock { $0.stopped } }
 
     /// Stops listening and closes the connection.
     public func stop() {
-        task.withLock { task in
-            task?.cancel()
-            task = nil
+        let connection = state.withLock { state -> PostgresConnection? in
+            state.stopped = true
+            state.listening = false
+            return state.connection
         }
-        shared.current.withLock { $0 }?.close().whenComplete { _ in }
-        shared.listening.store(false, ordering: .sequentiallyConsistent)
+        connection?.close().whenComplete { _ in }
     }
 
-    /// The connection, made off the event loops (`WatchedConnection.connect` blocks its thread).
-    private static func connect(_ location: PostgresLocation, deadlines: PostgresDeadlines, logger: Logger) async throws -> WatchedConnection {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result { () throws -> WatchedConnection in
-                    try WatchedConnection.connect(location, deadlines: deadlines, settings: [], id: 0, logger: logger)
-                })
-            }
+    /// Connects, adds the listener and sends `LISTEN`; returns once the server has taken it.
+    private func listenOnce(location: PostgresLocation, deadlines: PostgresDeadlines, logger: Logger,
+                            received: @escaping @Sendable (String) -> Void) throws {
+        let watched = try WatchedConnection.connect(location, deadlines: deadlines, settings: [], id: 0, logger: logger)
+        let connection = watched.connection
+        let stopped = state.withLock { state -> Bool in
+            if !state.stopped { state.connection = connection }
+            return state.stopped
+        }
+        guard !stopped else {
+            connection.close().whenComplete { _ in }
+            return
+        }
+        connection.addListener(channel: channel) { _, notification in received(notification.payload) }
+        do {
+            _ = try watched.wait(watched.send(PostgresQuery(unsafeSQL: "LISTEN \(channel)"), logger: logger),
+                                 deadline: Date().addingTimeInterval(deadlines.statement))
+        } catch {
+            connection.close().whenComplete { _ in }
+            throw error
+        }
+        state.withLock { state in
+            if !state.stopped { state.listening = true }
+        }
+    }
+
+    /// Waits until the listening connection closes (the server ended it, the path broke, `stop`).
+    private func waitForClose() {
+        guard let connection = state.withLock({ $0.connection }) else { return }
+        let closed = DispatchSemaphore(value: 0)
+        connection.closeFuture.whenComplete { _ in closed.signal() }
+        closed.wait()
+        state.withLock { state in
+            state.listening = false
+            if state.connection === connection { state.connection = nil }
         }
     }
 }

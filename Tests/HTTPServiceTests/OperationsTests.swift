@@ -10,7 +10,7 @@ struct OperationsTests {
             #expect(live.status == 200)
             #expect(try live.object()["status"] as? String == "ok")
             let ready = try await service.request(.GET, "/healthz/ready")
-            #expect(ready.status == 200)
+            #expect(ready.status == 200, "\(ready.text)")
             #expect(try ready.object()["ready"] as? Bool == true)
         }
     }
