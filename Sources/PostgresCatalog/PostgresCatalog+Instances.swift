@@ -28,9 +28,14 @@ extension PostgresCatalog {
         return monitor
     }
 
+    /// Also refuses new connections at once while the outage lasts (as this process's probe
+    /// sees it): a worker's retry during the stop fails at once instead of waiting out a
+    /// connection's deadline, and the photo it held is given back as a stop gives it back.
     public func interruptWaits() {
-        pool.dropAll()
-        leasePool.dropAll()
+        let monitor = monitor
+        let stillOut: @Sendable () -> Bool = { monitor.currentOutage != nil }
+        pool.dropAll(refusingNewWhile: stillOut)
+        leasePool.dropAll(refusingNewWhile: stillOut)
     }
 
     public func heartbeat(_ instance: InstanceRecord) throws(CatalogError) {

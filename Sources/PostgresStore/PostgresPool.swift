@@ -27,6 +27,8 @@ public final class PostgresPool: @unchecked Sendable {  // safe: `idle`, `open`,
     private var borrowed: [Int: WatchedConnection] = [:]
     private var open = 0
     private var closed = false
+    /// Set by `dropAll(refusingNewWhile:)`: while it says so, no new connection is made.
+    private var refuseNew: (@Sendable () -> Bool)?
     private let connectionIds = ManagedAtomicCounter()
 
     /// A pool for `location`; connects lazily, so a server that is down is met by the first call.
@@ -58,8 +60,12 @@ public final class PostgresPool: @unchecked Sendable {  // safe: `idle`, `open`,
 
     /// Closes every connection, idle and borrowed: the statements in flight fail at once. For a
     /// database known to be gone (a failover), so that nothing waits out a deadline on it.
-    public func dropAll() {
+    /// With `refusingNewWhile`, a new connection is refused at once for as long as it says so
+    /// (a process stopping during an outage: what it still tries fails at once rather than wait
+    /// out a connection's deadline on a database that is not there).
+    public func dropAll(refusingNewWhile refusing: (@Sendable () -> Bool)? = nil) {
         condition.lock()
+        if let refusing { refuseNew = refusing }
         let connections = idle + Array(borrowed.values)
         open -= idle.count
         idle.removeAll()
@@ -114,7 +120,13 @@ public final class PostgresPool: @unchecked Sendable {  // safe: `idle`, `open`,
                 condition.unlock()
                 return connection
             }
-            if open < maximumConnections { break }
+            if open < maximumConnections {
+                if let refuseNew, refuseNew() {
+                    condition.unlock()
+                    throw PostgresError.unreachable(location.description, reason: "the process is stopping during an outage of the database")
+                }
+                break
+            }
             guard condition.wait(until: waitUntil) else {
                 condition.unlock()
                 throw PostgresError.unreachable(location.description,
