@@ -53,8 +53,10 @@ final class UploadWaiters: Sendable {
     /// upload's, `ID/NAME`.
     func notify(queuedFile file: String) {
         let token = String(file.prefix { $0 != "/" })
-        let stem = String(file.drop { $0 != "/" }.dropFirst().prefix { $0 != "." })
-        for id in Set([token, stem]) where UploadID.isValid(id) { notify(id: id) }
+        let name = String(file.drop { $0 != "/" }.dropFirst())
+        for id in Set([UploadID.isValid(token) ? token : nil, SpoolOutcomeWatcher.uploadID(ofSpoolName: name)].compactMap { $0 }) {
+            notify(id: id)
+        }
     }
 
     /// Whether the outcomes of the shared queue's photo jobs reach `notify(queuedFile:)` now.

@@ -54,14 +54,13 @@ public final class PostgresNotifications: Sendable {
         thread.start()
     }
 
-    deinit { stop() }
-
     /// Whether a connection listens now.
     public var isListening: Bool { state.withLock { $0.listening } }
 
     private var isStopped: Bool { state.withLock { $0.stopped } }
 
-    /// Stops listening and closes the connection.
+    /// Stops listening and closes the connection. Call it once done: the listening thread holds
+    /// this value until then.
     public func stop() {
         let connection = state.withLock { state -> PostgresConnection? in
             state.stopped = true
