@@ -110,21 +110,23 @@ run: release
 	$(RELEASE_BIN) status
 
 # The tests run in four processes, one after the other, each group on test-runner threads of its
-# own: the HTTP and webhook suites (asynchronous, with timeouts of a minute), the end-to-end suites
+# own: the suites that wait on loopback servers with timeouts (HTTP, webhooks, the S3 client and
+# the object-storage gateway; asynchronous, with timeouts of a minute), the end-to-end suites
 # (synchronous: each holds a runner thread while the processes it started work), the rest
 # (catalogs, imaging, moments), and last the database-fault suite alone, whose limits (readiness
 # within a second, processing back within 5 s) are timed and must not share the two cores. In one process, on a two-core machine, the synchronous suites held
-# both runner threads for minutes at a time and the HTTP suites' timeouts ran out. Then
+# both runner threads for minutes at a time and the HTTP suites' timeouts ran out; beside the
+# unit suites, a streamed S3 read once waited out its 60-second read timeout. Then
 # Schemathesis against a live `serve` (see the schemathesis target). Every group
 # runs even when one before it failed; the target fails if any did.
 test: deps buildinfo
 	$(SWIFT) build --build-tests
 	$(SWIFT) build --product generate-manual
 	@status=0; \
-	echo "make test: 1 of 5, the HTTP and webhook suites"; \
-	$(SWIFT) test --skip-build --filter 'HTTPServiceTests|WebhooksTests' || status=1; \
+	echo "make test: 1 of 5, the HTTP, webhook and object-storage suites"; \
+	$(SWIFT) test --skip-build --filter 'HTTPServiceTests|WebhooksTests|ObjectStorageTests' || status=1; \
 	echo "make test: 2 of 5, the catalogs, imaging, moments and the other unit suites"; \
-	$(SWIFT) test --skip-build --skip 'HTTPServiceTests|WebhooksTests|EndToEndTests' || status=1; \
+	$(SWIFT) test --skip-build --skip 'HTTPServiceTests|WebhooksTests|ObjectStorageTests|EndToEndTests' || status=1; \
 	echo "make test: 3 of 5, the end-to-end suites (the built binary, real processes)"; \
 	$(SWIFT) test --skip-build --filter EndToEndTests --skip DatabaseFaultTests || status=1; \
 	echo "make test: 4 of 5, the database faults alone (their deadlines are timed)"; \
