@@ -85,21 +85,20 @@ public final class BucketStaging: QueuedStaging, Sendable {
         }
     }
 
-    public func staged(quietFor quietSeconds: Double) throws -> [String] {
-        let cutoff = Date().addingTimeInterval(-quietSeconds)
-        return try stagedObjects().filter { !Self.isCompanion($0.key) && ($0.lastModified ?? .distantPast) < cutoff }.map(\.key).sorted()
-    }
-
-    public func removeAbandoned(now: Date, quietFor quietSeconds: Double) throws -> Int {
-        try DirectUploads(staging: self).removeExpired(now: now) + removeStrayCompanions(now: now, quietFor: quietSeconds)
-    }
-
-    /// Removes the sidecars and import tickets staged without their photo, quiet for twice
-    /// `quietSeconds`: what a publish or a discard cut short by the bucket going away left (a
-    /// publish puts its photo within moments of its ticket; a discard removes its photo last).
-    /// Returns how many went.
-    func removeStrayCompanions(now: Date, quietFor quietSeconds: Double) throws -> Int {
+    public func sweep(now: Date, quietFor quietSeconds: Double) throws -> StagingSweep {
         let objects = try stagedObjects()
+        let expired = try DirectUploads(staging: self).removeExpired(now: now)
+        let strays = try removeStrayCompanions(among: objects, now: now, quietFor: quietSeconds)
+        let cutoff = now.addingTimeInterval(-quietSeconds)
+        let quiet = objects.filter { !Self.isCompanion($0.key) && ($0.lastModified ?? .distantPast) < cutoff }.map(\.key).sorted()
+        return StagingSweep(quietPhotos: quiet, removed: expired + strays)
+    }
+
+    /// Removes, of the staging area's `objects`, the sidecars and import tickets staged without
+    /// their photo, quiet for twice `quietSeconds`: what a publish or a discard cut short by the
+    /// bucket going away left (a publish puts its photo within moments of its ticket; a discard
+    /// removes its photo last). Returns how many went.
+    func removeStrayCompanions(among objects: [ListedObject], now: Date, quietFor quietSeconds: Double) throws -> Int {
         let photos = Set(objects.lazy.filter { !Self.isCompanion($0.key) }.map(\.key))
         let cutoff = now.addingTimeInterval(-2 * quietSeconds)
         let strays = objects.filter { object in

@@ -79,16 +79,14 @@ extension Worker {
     /// whose job failed moves to the failed area with its reason.
     func reconcileStaged(_ jobs: any PhotoJobQueue) {
         guard let staging = spool.staging else { return }
-        do {
-            let removed = try staging.removeAbandoned(now: Date(), quietFor: configuration.leaseSeconds)
-            if removed > 0 { logger.info("removed staged uploads that will never be completed", metadata: ["count": "\(removed)"]) }
-        } catch {
-            logger.warning("cannot remove expired direct uploads", metadata: ["staging": "\(staging.location)", "reason": "\(error)"])
-        }
         let files: [String]
         let states: [String: QueuedPhotoState]
         do {
-            files = try staging.staged(quietFor: configuration.leaseSeconds)
+            let sweep = try staging.sweep(now: Date(), quietFor: configuration.leaseSeconds)
+            if sweep.removed > 0 {
+                logger.info("removed staged uploads that will never be completed", metadata: ["count": "\(sweep.removed)"])
+            }
+            files = sweep.quietPhotos
             guard !files.isEmpty else { return }
             states = try jobs.photoStates(files: files)
         } catch {

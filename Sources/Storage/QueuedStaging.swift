@@ -19,17 +19,26 @@ public protocol QueuedStaging: Sendable {
     /// file's bytes), they move to the failed area instead, beside that reason, so that a failed
     /// photo is kept where every machine can see it.
     func discard(_ file: String, failure: [UInt8]?) throws
-    /// The photos staged (`TOKEN/NAME`) whose files have not changed for `quietSeconds`, for the
-    /// reconciliation: one staged by a process that died before its job was recorded.
-    func staged(quietFor quietSeconds: Double) throws -> [String]
-    /// Removes what was prepared for the staging area and will never arrive: direct uploads whose
-    /// presigned URL expired uncompleted, and a sidecar or import ticket whose photo is not
-    /// staged beside it, quiet for twice `quietSeconds`. Returns how many went.
-    func removeAbandoned(now: Date, quietFor quietSeconds: Double) throws -> Int
+    /// One look at the staging area for the reconciliation, in one listing: removes what was
+    /// prepared for it and will never arrive (direct uploads whose presigned URL expired
+    /// uncompleted; a sidecar or import ticket whose photo is not staged beside it, quiet for
+    /// twice `quietSeconds`), and returns the photos staged whose files have not changed for
+    /// `quietSeconds`: one staged by a process that died before its job was recorded, or whose
+    /// removal after its commit was cut short.
+    func sweep(now: Date, quietFor quietSeconds: Double) throws -> StagingSweep
 }
 
-extension QueuedStaging {
-    public func removeAbandoned(now: Date, quietFor quietSeconds: Double) throws -> Int { 0 }
+/// What a look at the staging area found and did (`QueuedStaging.sweep`).
+public struct StagingSweep: Sendable, Equatable {
+    /// The photos staged (`TOKEN/NAME`), quiet for the time asked, in order.
+    public var quietPhotos: [String]
+    /// How many objects that would never be completed went.
+    public var removed: Int
+
+    public init(quietPhotos: [String], removed: Int) {
+        self.quietPhotos = quietPhotos
+        self.removed = removed
+    }
 }
 
 extension Spool {

@@ -31,9 +31,9 @@ struct DirectUploadExpiryTests {
         #expect(try await onPlainThread { try uploads.recorded(fresh.id) } == fresh)
 
         // Before its URL has expired (and the grace after it) nothing goes.
-        #expect(try await onPlainThread { try staging.removeAbandoned(now: now.addingTimeInterval(120), quietFor: 30) } == 0)
+        #expect(try await onPlainThread { try staging.sweep(now: now.addingTimeInterval(120), quietFor: 30).removed } == 0)
         // After, the stale grant and its bytes go; the valid grant and the staging area stay.
-        #expect(try await onPlainThread { try staging.removeAbandoned(now: now.addingTimeInterval(60 + 301), quietFor: 30) } == 1)
+        #expect(try await onPlainThread { try staging.sweep(now: now.addingTimeInterval(60 + 301), quietFor: 30).removed } == 1)
         let left = try await library.client.list(prefix: "library/").objects.map(\.key).sorted()
         #expect(left == ["library/direct/\(fresh.id)/grant.json", "library/staging/t0k3n/photo.jpg"])
         #expect(try await onPlainThread { try uploads.recorded(stale.id) } == nil)
@@ -52,15 +52,17 @@ struct DirectUploadExpiryTests {
         for key in whole + strays { try await library.client.put(key: "library/staging/" + key, bytes: [1]) }
         let now = Date()
 
-        #expect(try await onPlainThread { try staging.removeAbandoned(now: now.addingTimeInterval(50), quietFor: 30) } == 0,
+        #expect(try await onPlainThread { try staging.sweep(now: now.addingTimeInterval(50), quietFor: 30).removed } == 0,
                 "within twice the quiet time nothing goes: a publish may still be putting its photo")
-        #expect(try await onPlainThread { try staging.removeAbandoned(now: now.addingTimeInterval(65), quietFor: 30) } == 2)
+        // One listing serves both: the strays go, and the same look finds the whole photo, quiet by then.
+        #expect(try await onPlainThread { try staging.sweep(now: now.addingTimeInterval(65), quietFor: 30) }
+                == StagingSweep(quietPhotos: ["t1/a.jpg"], removed: 2))
         let left = try await library.client.list(prefix: "library/staging/").objects.map(\.key).sorted()
         #expect(left == whole.map { "library/staging/" + $0 }.sorted())
-        #expect(try await onPlainThread { try staging.staged(quietFor: 60) } == [], "a photo staged a moment ago is not quiet yet")
+        #expect(try await onPlainThread { try staging.sweep(now: Date(), quietFor: 60).quietPhotos } == [], "a photo staged a moment ago is not quiet yet")
         // The reconciliation sees the photo only, never its companions.
         try await Task.sleep(for: .milliseconds(1100))
-        #expect(try await onPlainThread { try staging.staged(quietFor: 0) } == ["t1/a.jpg"])
+        #expect(try await onPlainThread { try staging.sweep(now: Date(), quietFor: 0).quietPhotos } == ["t1/a.jpg"])
         try await library.shutdown()
     }
 }
