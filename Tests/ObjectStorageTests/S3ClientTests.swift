@@ -215,9 +215,15 @@ struct S3ClientTests {
 
     @Test("no server: the connection refused is transient, retried, then reported")
     func connectionRefused() async throws {
+        // A port held by a socket that does not listen: refused, and no server of another test
+        // can take it meanwhile (a stopped server's port could be, and then never answered an
+        // S3 request: four read timeouts, 256 s, in a clean-clone run).
+        let (holder, port) = try #require(loopbackSocket(listening: false))
+        defer { close(holder) }
         let server = try await FakeS3.start()
-        let configuration = server.configuration()
+        var configuration = server.configuration()
         await server.stop()
+        configuration.endpoint = "http://127.0.0.1:\(port)"
         let sleeps = Recorder<Double>()
         try await withClient(configuration, sleep: { sleeps.append($0) }) { client in
             let error = await #expect(throws: ObjectStorageError.self) { try await client.head(key: "k") }
