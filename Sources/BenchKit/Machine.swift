@@ -12,6 +12,14 @@ public enum Machine {
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 
+    /// CPU time of this whole process (every thread, user and system), in seconds.
+    public static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(__rusage_who_t(0), &usage)  // RUSAGE_SELF
+        return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+    }
+
     /// Seconds on a monotonic clock (for intervals only).
     public static func now() -> Double {
         var spec = timespec()

@@ -312,6 +312,6 @@ struct Renderer {
             }
             if covers { return numerator }
         }
-        return 8
+        return jpegScales[jpegScales.count - 1]
     }
 }

@@ -268,9 +268,9 @@ enum SteadyBenchmark {
             let first = try Imaging.render(bytes, recipes: VariantRecipe.defaults, options: RenderOptions())
             var render = 0.0, decode = 0.0, libheifDecode = 0.0
             for _ in 0..<options.heifRounds {
-                let start = processCPUSeconds()
+                let start = Machine.processCPUSeconds()
                 let result = try Imaging.render(bytes, recipes: VariantRecipe.defaults, options: RenderOptions())
-                render += (processCPUSeconds() - start) * 1000
+                render += (Machine.processCPUSeconds() - start) * 1000
                 decode += result.timings.decode
                 let child = try ChildProcess.run(tool, ["--quiet", corpus.appendingPathComponent(heic.path).path, output.path], watchMemory: false)
                 guard child.status == 0 else { throw BenchError("\(tool) failed on \(heic.path) (status \(child.status))") }
@@ -292,13 +292,5 @@ enum SteadyBenchmark {
         let ratio = renderSum / decodeSum
         return [Verdict(section: "steady", measure: "HEIC (12 MP) render / libheif decode", figure: String(format: "%.2f×", ratio),
                         target: "≤ \(heifRatioTarget)×", passed: ratio <= heifRatioTarget)]
-    }
-
-    /// CPU time of this whole process (every thread), in seconds.
-    static func processCPUSeconds() -> Double {
-        var usage = rusage()
-        getrusage(__rusage_who_t(0), &usage)  // RUSAGE_SELF
-        return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
-            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
     }
 }

@@ -128,7 +128,7 @@ struct LibraryCommand: ParsableCommand {
             its parts take space, unseen by a listing of the bucket's objects.
 
             --json prints one JSON object instead: the counts and every finding (problem, path, \
-            picture_id, file, stored_size, recorded_size, modified, age_seconds, action, note). \
+            picture_id, file, stored_size, recorded_size, modified, age_seconds, upload_id, action, note). \
             Without --repair nothing is changed.
 
             --repair removes the orphans written more than --orphan-age seconds ago (an hour by \
