@@ -20,10 +20,21 @@ enum ColourConversion {
     }
 
     /// Converts `raster` in place from the space of `profile` to sRGB; false, the pixels
-    /// untouched, when the profile cannot be used (not an RGB profile, unreadable).
+    /// untouched, when the profile cannot be used (not an RGB profile, unreadable). A
+    /// matrix-shaper profile (Display P3, Adobe RGB: what phones and cameras embed) takes a path
+    /// of two tables and integer arithmetic, any other goes through lcms2's pipeline.
     static func toSRGB(_ raster: Raster, from profile: [UInt8]) -> Bool {
         let code = profile.withUnsafeBufferPointer { icc in
             dr_colour_to_srgb(raster.pixels, raster.width * raster.height, icc.baseAddress, icc.count)
+        }
+        return code == Int32(DR_COLOUR_OK.rawValue)
+    }
+
+    /// The same conversion through lcms2's pipeline whatever the profile: the reference that the
+    /// matrix-shaper path is tested against.
+    static func toSRGBThroughLCMS(_ raster: Raster, from profile: [UInt8]) -> Bool {
+        let code = profile.withUnsafeBufferPointer { icc in
+            dr_colour_to_srgb_lcms(raster.pixels, raster.width * raster.height, icc.baseAddress, icc.count)
         }
         return code == Int32(DR_COLOUR_OK.rawValue)
     }

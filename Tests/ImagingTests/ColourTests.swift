@@ -90,6 +90,44 @@ struct ColourTests {
         #expect(zip(samples.indices, samples).contains { i, s in Int(row.pixels[i * 3]) != Int(s.0) || Int(row.pixels[i * 3 + 1]) != Int(s.1) })
     }
 
+    /// Adobe RGB (1998) as Ghostscript ships it: another matrix-shaper, with a pure gamma curve
+    /// where Display P3 has sRGB's.
+    static let adobeRGB = "/usr/share/color/icc/ghostscript/a98.icc"
+
+    @Test("the matrix-shaper path gives lcms2's pipeline's result within a level, over every red and green level and 64 of blue",
+          .enabled(if: Corpus.isAvailable, "../shared/corpus not found"))
+    func matrixShaperPathMatchesLCMS() throws {
+        var profiles = [("Display P3", try #require(try HEIFCodec.decode(try Corpus.bytes(Self.p3Photo), format: .heic, pixelLimit: 0).1.iccProfile))]
+        if let adobe = FileManager.default.contents(atPath: Self.adobeRGB) { profiles.append(("Adobe RGB", [UInt8](adobe))) }
+        // Every red and green level beside 64 blue ones (0, 5, 10, 15, 16, ... 255: every low bit pattern).
+        let count = 256 * 256 * 64
+        let colours = [UInt8](unsafeUninitializedCapacity: count * 3) { buffer, initialised in
+            for n in 0..<count {
+                let blue = n >> 16
+                buffer[n * 3] = UInt8(n & 255)
+                buffer[n * 3 + 1] = UInt8((n >> 8) & 255)
+                buffer[n * 3 + 2] = UInt8(blue * 4 + blue % 4)
+            }
+            initialised = count * 3
+        }
+        for (name, profile) in profiles {
+            let fast = try Raster(width: 4096, height: count / 4096), reference = try Raster(width: 4096, height: count / 4096)
+            colours.withUnsafeBufferPointer { source in
+                fast.pixels.update(from: source.baseAddress!, count: count * 3)
+                reference.pixels.update(from: source.baseAddress!, count: count * 3)
+            }
+            #expect(ColourConversion.toSRGB(fast, from: profile), "\(name)")
+            #expect(ColourConversion.toSRGBThroughLCMS(reference, from: profile), "\(name)")
+            var worst = 0, moved = 0
+            for i in 0..<(count * 3) {
+                worst = max(worst, abs(Int(fast.pixels[i]) - Int(reference.pixels[i])))
+                if reference.pixels[i] != colours[i] { moved += 1 }
+            }
+            #expect(worst <= 1, "\(name): a level moved by \(worst) from lcms2's")
+            #expect(moved > count, "\(name): the conversion changed \(moved) samples; a wider space moves most")
+        }
+    }
+
     @Test("a Display P3 photo's variant, decoded, is the photo converted to sRGB, within 2 levels on average",
           .enabled(if: ready, "../shared/corpus or lcms2's transicc (liblcms2-utils) not found"))
     func p3VariantIsSRGB() throws {

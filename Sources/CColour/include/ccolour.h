@@ -27,7 +27,14 @@ typedef enum {
 
 /// Converts `pixel_count` packed 8-bit RGB pixels in place from the space of `icc` to sRGB
 /// (perceptual intent: relative colorimetric for the matrix profiles cameras and phones write).
+/// A matrix-shaper profile (three tone curves and a matrix, as phones and cameras write) takes
+/// a path of two tables and integer arithmetic, within one level of lcms2's; any other goes
+/// through lcms2.
 int dr_colour_to_srgb(uint8_t *rgb, size_t pixel_count, const uint8_t *icc, size_t icc_length);
+
+/// The same conversion through lcms2 whatever the profile: the general path, and the reference
+/// the matrix-shaper one is tested against.
+int dr_colour_to_srgb_lcms(uint8_t *rgb, size_t pixel_count, const uint8_t *icc, size_t icc_length);
 
 /// Converts `pixel_count` CMYK pixels (4 bytes each; `inverted` when 255 means no ink, as
 /// Adobe writes them) through the CMYK profile `icc` to sRGB, into `rgb` (3 bytes each).
