@@ -122,7 +122,26 @@ func runAll(_ arguments: BenchArguments) throws -> [Verdict] {
     return verdicts
 }
 
+/// The lines of `usage` that describe `command` (its first line and those continuing it), if any.
+func usage(of command: String) -> String? {
+    let lines = usage.split(separator: "\n", omittingEmptySubsequences: false)
+    func names(_ line: Substring) -> Bool {
+        let words = line.split(separator: " ")
+        guard let at = words.firstIndex(of: "darkroom-bench"), at + 1 < words.count else { return false }
+        return words[at + 1] == command
+    }
+    guard let first = lines.firstIndex(where: names) else { return nil }
+    let rest = lines[(first + 1)...].prefix { !$0.contains("darkroom-bench ") }
+    let block = [lines[first]] + rest
+    return block.map { String($0).replacingOccurrences(of: "usage: ", with: "       ") }.joined(separator: "\n")
+}
+
 let arguments = BenchArguments(Array(CommandLine.arguments.dropFirst()))
+if let command = arguments.command, arguments.has("--help") || arguments.has("-h") {
+    // `darkroom-bench steady --help`: that section's line of the usage; every section's for an unknown one.
+    print(usage(of: command).map { "usage:" + $0.dropFirst(6) } ?? usage)
+    exit(0)
+}
 do {
     if arguments.command == "render", let directory = arguments.value("--child") {
         try RenderBenchmark.child(arguments, directory: directory)
