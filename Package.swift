@@ -261,7 +261,7 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "HTTPServiceTests", dependencies: [
-            "ChildProcesses", "HTTPService", "Catalog", "Failures", "Ingest", "ServiceSettings", "Settings", "Storage", "PostgresCatalog", "PostgresHarness",
+            "BucketStorage", "ChildProcesses", "HTTPService", "Catalog", "Failures", "Ingest", "ServiceSettings", "Settings", "Storage", "PostgresCatalog", "PostgresHarness",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),

@@ -36,4 +36,28 @@ public enum LoopbackPort {
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
     }
+
+    /// A TCP socket bound to a free loopback port, listening (with a backlog of 4) or not, and its
+    /// port; nil if the system refused. A socket bound and not listening holds its port while
+    /// refusing every connection to it: no server started meanwhile can take that port, as one can
+    /// a port freed by a stopped server. A listening one that nothing accepts from is a server
+    /// that never answers: connections complete and requests wait. The caller closes it.
+    public static func socket(listening: Bool) -> (descriptor: Int32, port: Int)? {
+        let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return nil }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && (!listening || listen(descriptor, 4) == 0) && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard bound else {
+            close(descriptor)
+            return nil
+        }
+        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
+    }
 }

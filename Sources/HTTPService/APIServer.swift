@@ -177,7 +177,8 @@ public final class APIServer: Sendable {
             logger: environment.logger)
         // First in the list, so stopped last: after the server has answered its last upload.
         environment.uploadWriters.start()
-        var services: [any Service] = [ThreadPoolService(pool: environment.uploadWriters)]
+        environment.probes.pool.start()
+        var services: [any Service] = [ThreadPoolService(pool: environment.uploadWriters), ThreadPoolService(pool: environment.probes.pool, waits: false)]
         // The dispatcher comes before the workers in this list, so that it stops after them
         // (a group stops its services in reverse order); what it has not delivered by then is
         // delivered at the next start.

@@ -16,8 +16,9 @@ struct AdminListenError: Error {
 /// and `/metrics`, without a token, for a service manager's probe or a Prometheus scrape.
 ///
 /// It has its own event loop thread, runs its requests there (not on the concurrency pool the
-/// main port's requests share), and its own thread for blocking work (readiness, metrics), so
-/// that clients of the main port, however many or slow, cannot starve it. It starts once the
+/// main port's requests share), and its own thread for blocking work (metrics; readiness runs
+/// its checks on `ReadinessProbes`, bounded in time), so that clients of the main port, however
+/// many or slow, cannot starve it. It starts once the
 /// main port is bound (its default port is that one + 1) and stops after the main listener.
 final class AdminListener: Service, Sendable {
     private let server: APIServer

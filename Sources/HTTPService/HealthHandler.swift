@@ -21,10 +21,13 @@ struct HealthHandler: Sendable {
         JSONBody.response(["status": Self.passed])
     }
 
-    /// 200 when the catalog answers and a file can be created in the spool, else 503 with what
-    /// is wrong (without paths: the log has them under the answer's request id). A shared
-    /// catalog's database is judged by the process's own probe (`PhotoJobQueue.availability`),
-    /// so that an outage is answered at once, without a thread waiting on the database.
+    /// 200 when the catalog answers, a file can be created in the spool and the library can be
+    /// reached, else 503 with what is wrong (without paths: the log has them under the answer's
+    /// request id). The three checks run at once on `ReadinessProbes`' threads, each waited for
+    /// at most `checkSeconds`: a file system or a bucket that does not answer makes the server
+    /// not ready, never a readiness request that hangs. A shared catalog's database is judged by
+    /// the process's own probe (`PhotoJobQueue.availability`), so that an outage is answered at
+    /// once, without a thread waiting on the database.
     func readiness() async throws -> Response {
         let environment = environment
         let requestID = RequestID.current
@@ -36,71 +39,49 @@ struct HealthHandler: Sendable {
                 "request_id": "\(requestID ?? "-")", "check": "catalog", "reason": "\(outage.reason)"])
             return JSONBody.response(report, status: .serviceUnavailable, headers: [.retryAfter: APIError.retryAfterSeconds])
         }
-        let shared = environment.jobs != nil
-        var report = try await environment.blocking { () -> Readiness in
-            func check(_ name: String, _ body: () throws -> Void) -> String {
-                do {
-                    try body()
-                    return Self.passed
-                } catch {
-                    environment.logger.warning("not ready", metadata: [
-                        "request_id": "\(requestID ?? "-")", "check": "\(name)", "reason": "\(error)"])
-                    return environment.redaction.scrub(APIError(error).description)
-                }
-            }
-            return Readiness(catalog: shared ? Self.passed : check("catalog") {
-                                 try environment.catalog.checkReachable()
-                                 if environment.catalog is Catalog { try Self.checkCatalogWritable(environment.configuration.catalogPath) }
-                             },
-                             spool: check("spool") {
-                                 try environment.spool.checkWritable()
-                                 try Self.checkSpace(of: "spool", at: environment.spool.root, needed: environment.maxBodyBytes)
-                             })
+        async let catalog = environment.jobs != nil ? Self.passed : check("catalog", requestID: requestID, what: "the catalog") {
+            try environment.catalog.checkReachable()
+            if environment.catalog is Catalog { try Self.checkCatalogWritable(environment.configuration.catalogPath) }
         }
-        report.library = await libraryReadiness(requestID: requestID)
+        async let spool = check("spool", requestID: requestID, what: "the spool") {
+            try environment.spool.checkWritable()
+            try Self.checkSpace(of: "spool", at: environment.spool.root, needed: environment.maxBodyBytes)
+        }
+        let library = "the library at \(environment.library.location)"
+        async let libraryReport = check("library", requestID: requestID, what: library,
+                                        explain: { ($0 as? APIError)?.description ?? "\(library) cannot be reached: \($0)" }) {
+            try LibraryStores.checkReachable(environment.library)
+            if environment.library is Library {
+                try Self.checkSpace(of: "library", at: environment.configuration.libraryRoot, needed: environment.maxBodyBytes)
+            }
+        }
+        var report = Readiness(catalog: await catalog, spool: await spool)
+        report.library = await libraryReport
         if !report.ready { report.requestId = requestID }
         return JSONBody.response(report, status: report.ready ? .ok : .serviceUnavailable)
     }
 
-    /// Whether the library answers (a bucket: one listing of its prefix), within a second: a
-    /// bucket that does not answer makes the server not ready, never a readiness that hangs.
-    /// A directory is looked at at once (a stat and the free space): no second's bound, which
-    /// a busy thread pool, not the directory, could overrun.
-    func libraryReadiness(requestID: String?) async -> String {
+    /// The check `kind` on the probes' threads: `passed`, or one line on what is wrong (`explain`
+    /// of its error, scrubbed of paths; the log has the detail), or that `what` did not answer
+    /// within `checkSeconds`.
+    func check(_ kind: String, requestID: String?, what: String, explain: (any Error) -> String = { APIError($0).description },
+               _ body: @escaping @Sendable () throws -> Void) async -> String {
         let environment = environment
-        if environment.library is Library {
-            do {
-                try LibraryStores.checkReachable(environment.library)
-                try Self.checkSpace(of: "library", at: environment.configuration.libraryRoot, needed: environment.maxBodyBytes)
-                return Self.passed
-            } catch {
-                environment.logger.warning("not ready", metadata: [
-                    "request_id": "\(requestID ?? "-")", "check": "library", "reason": "\(error)"])
-                return environment.redaction.scrub((error as? APIError)?.description
-                    ?? "the library at \(environment.library.location) cannot be reached: \(error)")
-            }
+        let outcome = await environment.probes.check(kind, within: Self.checkSeconds, on: environment.executor, body)
+        // The log has the error itself, paths and all; the answer a sentence without them.
+        let sentence: String, reason: String
+        switch outcome {
+        case .success?:
+            return Self.passed
+        case .failure(let error)?:
+            (sentence, reason) = (explain(error), "\(error)")
+        case nil:
+            sentence = "\(what) did not answer within \(Int(Self.checkSeconds)) s"
+            reason = sentence
         }
-        let result = Mutex<String?>(nil)
-        let asked = Task(executorPreference: environment.executor) {
-            let said: String
-            do {
-                try await environment.blocking { try LibraryStores.checkReachable(environment.library) }
-                said = Self.passed
-            } catch let error as APIError {
-                environment.logger.warning("not ready", metadata: [
-                    "request_id": "\(requestID ?? "-")", "check": "library", "reason": "\(error)"])
-                said = environment.redaction.scrub(error.description)
-            } catch {
-                environment.logger.warning("not ready", metadata: [
-                    "request_id": "\(requestID ?? "-")", "check": "library", "reason": "\(error)"])
-                said = environment.redaction.scrub("the library at \(environment.library.location) cannot be reached: \(error)")
-            }
-            result.withLock { $0 = said }
-        }
-        guard await ServiceEnvironment.wait(for: asked, atMost: Self.libraryCheckSeconds, on: environment.executor), let said = result.withLock({ $0 }) else {
-            return "the library at \(environment.library.location) did not answer within \(Int(Self.libraryCheckSeconds)) s"
-        }
-        return said
+        environment.logger.warning("not ready", metadata: [
+            "request_id": "\(requestID ?? "-")", "check": "\(kind)", "reason": "\(reason)"])
+        return environment.redaction.scrub(sentence)
     }
 
     /// Throws when the file system of `path` has less than `needed` bytes free (one upload of
@@ -132,8 +113,8 @@ struct HealthHandler: Sendable {
     /// The least free space the catalog's file system must have: a few transactions' worth.
     static let minimumCatalogFreeBytes = 1 << 20
 
-    /// How long readiness waits for the library.
-    static let libraryCheckSeconds = 1.0
+    /// How long readiness waits for each of its checks.
+    static let checkSeconds = 1.0
 
     /// What readiness says of a database outage: which database, since when.
     static func outageSentence(_ outage: CatalogOutage) -> String {

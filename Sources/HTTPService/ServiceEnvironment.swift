@@ -27,6 +27,8 @@ struct ServiceEnvironment: Sendable {
     /// Where uploads are written into the spool (`server.upload_threads`): apart from the
     /// other blocking work, so that reads never queue behind fsyncs.
     let uploadWriters: NIOThreadPool
+    /// Where `/healthz/ready` runs its checks, each bounded in time; both listeners share it.
+    let probes = ReadinessProbes()
     let logger: Logger
     /// What answers leave out: the configured paths and the host name.
     let redaction: Redaction

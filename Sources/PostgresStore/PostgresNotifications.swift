@@ -67,7 +67,7 @@ public final class PostgresNotifications: Sendable {
             state.listening = false
             return state.connection
         }
-        connection?.close().whenComplete { _ in }
+        connection?.closeKeepingAlive()
     }
 
     /// Connects, adds the listener and sends `LISTEN`; returns once the server has taken it.
@@ -80,7 +80,7 @@ public final class PostgresNotifications: Sendable {
             return state.stopped
         }
         guard !stopped else {
-            connection.close().whenComplete { _ in }
+            connection.closeKeepingAlive()
             return
         }
         connection.addListener(channel: channel) { _, notification in received(notification.payload) }
@@ -88,7 +88,7 @@ public final class PostgresNotifications: Sendable {
             _ = try watched.wait(watched.send(PostgresQuery(unsafeSQL: "LISTEN \(channel)"), logger: logger),
                                  deadline: Date().addingTimeInterval(deadlines.statement))
         } catch {
-            connection.close().whenComplete { _ in }
+            connection.closeKeepingAlive()
             throw error
         }
         state.withLock { state in

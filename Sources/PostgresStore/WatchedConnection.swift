@@ -85,7 +85,7 @@ final class WatchedConnection: @unchecked Sendable {
         guard let result else {
             let seconds = max(0, deadline.timeIntervalSinceNow)
             closed("no answer within the deadline")
-            connection.close().whenComplete { _ in }
+            connection.closeKeepingAlive()
             throw .unreachable(location, reason: "PostgreSQL did not answer within its deadline (\(Self.format(seconds))); the connection was dropped")
         }
         switch result {
@@ -140,7 +140,7 @@ final class WatchedConnection: @unchecked Sendable {
     func close(within seconds: Double = 2) {
         closed("the connection was closed")
         let done = Pending()
-        connection.close().whenComplete { _ in done.complete(.success(() as Any)) }
+        connection.closeKeepingAlive().whenComplete { _ in done.complete(.success(() as Any)) }
         _ = done.wait(until: Date().addingTimeInterval(seconds))
     }
 
@@ -223,7 +223,7 @@ extension WatchedConnection {
         switch handshake.wait(until: deadline.addingTimeInterval(0.2)) {
         case nil:
             channel.close(promise: nil)
-            connectionFuture.whenSuccess { $0.close().whenComplete { _ in } }
+            connectionFuture.whenSuccess { $0.closeKeepingAlive() }
             throw .unreachable(location.description, reason: "the server accepted the connection but did not finish its start-up within \(format(deadlines.connect))")
         case .failure(let error)?:
             channel.close(promise: nil)
@@ -236,4 +236,16 @@ extension WatchedConnection {
 
     /// Linux's TCP_USER_TIMEOUT (not exported by Glibc's module map).
     static let tcpUserTimeout: Int32 = 18
+}
+
+extension PostgresConnection {
+    /// Closes the connection and holds it until the close has finished. The driver asserts (in
+    /// debug builds) that a connection is closed when it is released; a close still in flight
+    /// when the last reference goes (a listener stopped while it connects) would trip it.
+    @discardableResult
+    func closeKeepingAlive() -> EventLoopFuture<Void> {
+        let closing: EventLoopFuture<Void> = close()
+        closing.whenComplete { _ in withExtendedLifetime(self) {} }
+        return closing
+    }
 }

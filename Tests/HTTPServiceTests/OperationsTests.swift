@@ -1,4 +1,7 @@
+import BucketStorage
+import ChildProcesses
 import Foundation
+import Settings
 import Testing
 @testable import HTTPService
 
@@ -49,6 +52,49 @@ struct OperationsTests {
             try FileManager.default.moveItem(atPath: spool + ".away", toPath: spool)
             #expect(try await service.request(.GET, "/healthz/ready").status == 200)
         }
+    }
+
+    @Test("a bucket that never answers: readiness is 503 within the bound, naming the library, while the rest answers")
+    func readinessIsBoundedWhenTheBucketDoesNotAnswer() async throws {
+        // A listening socket nothing accepts from: the gateway's connection completes and its
+        // requests wait, as behind a hung load balancer.
+        let (listener, port) = try #require(LoopbackPort.socket(listening: true))
+        defer { close(listener) }
+        var settings = Configuration.defaults
+        settings.libraryS3.endpoint = "http://127.0.0.1:\(port)"
+        settings.libraryS3.pathStyle = true
+        let bucket = try LibraryStores.bucket(try #require(BucketAddress("s3://never-answers/library")), configuration: settings,
+                                              environment: ["AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret"])
+        try await TestService.with(workers: false, library: bucket) { service in
+            var adminPort = service.server.adminPort
+            for _ in 0..<200 where adminPort == nil {
+                try await Task.sleep(for: .milliseconds(25))
+                adminPort = service.server.adminPort
+            }
+            let admin = try #require(adminPort, "no admin listener")
+            // Asked as a service manager's probe asks: the admin listener, timed on a thread of
+            // the test's own (the test run's busy concurrency pool would add its own delays).
+            for attempt in 1...2 {
+                let (took, answer) = await RawConnection.off { () -> (Double, RawConnection?) in
+                    let start = Date()
+                    guard let connection = RawConnection(port: admin) else { return (0, nil) }
+                    connection.send("GET /healthz/ready HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                    _ = connection.closedByServer(within: 30)
+                    return (Date().timeIntervalSince(start), connection)
+                }
+                let connection = try #require(answer, "no connection to the admin listener")
+                #expect(connection.statuses == [503], "\(connection.text)")
+                let report = try #require(connection.jsonBody, "\(connection.text)")
+                #expect((report["library"] as? String)?.contains("did not answer within 1 s") == true, "\(connection.text)")
+                #expect(report["spool"] as? String == "ok" && report["catalog"] as? String == "ok", "\(connection.text)")
+                #expect(took < 3, "readiness \(attempt) took \(took) s; its checks are bounded to 1 s")
+                Self.expectNoInternals(connection.text, service)
+            }
+            // Each answer's reason is in the log (ReadinessProbeTests shows the second joined the first's check).
+            #expect(service.log.events(where: "check", is: "library").count == 2)
+            #expect(try await service.request(.GET, "/healthz").status == 200)
+        }
+        try await bucket.shutdown()
     }
 
     /// Expects an answer without an absolute path of the service, the host name or the process id.

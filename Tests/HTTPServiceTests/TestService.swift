@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import Settings
+import Storage
 import Synchronization
 import ServiceLifecycle
 import Testing
@@ -44,7 +45,7 @@ final class TestService: Sendable {
     /// The PostgreSQL catalog served, when the store is PostgreSQL.
     let postgres: PostgresCatalog?
 
-    private init(workers: Bool, store: TestStore, configure: (inout Configuration) -> Void) async throws {
+    private init(workers: Bool, store: TestStore, library: (any BlobStore)?, configure: (inout Configuration) -> Void) async throws {
         root = NSTemporaryDirectory() + "darkroom-http-" + UUID().uuidString
         var configuration = Configuration.defaults
         configuration.spoolRoot = root + "/spool"
@@ -64,13 +65,14 @@ final class TestService: Sendable {
         switch store {
         case .sqlite:
             postgres = nil
-            server = try APIServer(configuration: configuration, runWorkers: workers, logger: logger, environment: [:])
+            server = try APIServer(configuration: configuration, catalog: try Catalog(path: configuration.catalogPath, momentRules: configuration.moments),
+                                   jobs: nil, runWorkers: workers, library: library, logger: logger, environment: [:])
         case .postgres:
             let catalog = try PostgresCatalog(location: try SharedCluster.freshDatabase(), momentRules: configuration.moments,
                                               maximumConnections: 12)
             postgres = catalog
             server = try APIServer(configuration: configuration, catalog: catalog, jobs: catalog, runWorkers: workers,
-                                   logger: logger, environment: [:])
+                                   library: library, logger: logger, environment: [:])
         }
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         group = server.serviceGroup { port in continuation.yield(port) }
@@ -82,10 +84,11 @@ final class TestService: Sendable {
     }
 
     /// Runs `body` against a fresh service, then stops it (gracefully: the server, then the
-    /// workers) and removes its files.
-    static func with<T>(store: TestStore = .sqlite, workers: Bool = true, configure: (inout Configuration) -> Void = { _ in },
+    /// workers) and removes its files. `library`: a store other than the directory (a bucket).
+    static func with<T>(store: TestStore = .sqlite, workers: Bool = true, library: (any BlobStore)? = nil,
+                        configure: (inout Configuration) -> Void = { _ in },
                         _ body: (TestService) async throws -> T) async throws -> T {
-        let service = try await TestService(workers: workers, store: store, configure: configure)
+        let service = try await TestService(workers: workers, store: store, library: library, configure: configure)
         do {
             let result = try await body(service)
             await service.stop()
@@ -147,6 +150,10 @@ final class TestService: Sendable {
             let answer = try await request(.GET, "/v1/uploads/\(id)")
             let state = try answer.object()
             let status = state["status"] as? String
+            guard status != nil else {
+                Issue.record("upload \(id)'s status answered \(answer.status) without a status: \(answer.text)")
+                return state
+            }
             if status != "queued" && status != "processing" { return state }
             guard Date() < deadline else {
                 Issue.record("upload \(id) still \(status ?? "?") after \(timeout) s")

@@ -144,7 +144,7 @@ struct GatewayHarnessTests {
     @Test("a gateway that cannot start says why, with its log, and leaves nothing")
     func failedStartSaysWhy() throws {
         // Something else listens on the gateway's port: radosgw exits at once (status 98).
-        let (listener, port) = try #require(loopbackSocket(listening: true))
+        let (listener, port) = try #require(LoopbackPort.socket(listening: true))
         defer { close(listener) }
 
         var directory = ""

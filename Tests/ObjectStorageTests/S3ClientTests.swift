@@ -1,3 +1,4 @@
+import ChildProcesses
 import Crypto
 import Foundation
 import NIOCore
@@ -218,7 +219,7 @@ struct S3ClientTests {
         // A port held by a socket that does not listen: refused, and no server of another test
         // can take it meanwhile (a stopped server's port could be, and then never answered an
         // S3 request: four read timeouts, 256 s, in a clean-clone run).
-        let (holder, port) = try #require(loopbackSocket(listening: false))
+        let (holder, port) = try #require(LoopbackPort.socket(listening: false))
         defer { close(holder) }
         let server = try await FakeS3.start()
         var configuration = server.configuration()
