@@ -1,3 +1,4 @@
+import Foundation
 import NIOPosix
 import Synchronization
 
@@ -10,24 +11,34 @@ import Synchronization
 /// One check of a kind runs at a time: while one is still in flight (hung), the next requests
 /// wait on that same check, again for the bound, rather than queueing another behind it. So a
 /// hung mount holds one thread however often the probe asks, and the pool (one thread a kind)
-/// always has a thread for the other kinds.
+/// always has a thread for the other kinds. A request that gives up leaves nothing behind: it
+/// looks at the check's outcome every few milliseconds rather than awaiting it.
 final class ReadinessProbes: Sendable {
     /// The kinds of check: one thread each.
     static let kinds = 3
+    /// How often a waiting request looks at its check's outcome.
+    static let pollMilliseconds = 5
 
     let pool = NIOThreadPool(numberOfThreads: ReadinessProbes.kinds)
-    private let inFlight = Mutex<[String: Task<Result<Void, any Error>, Never>]>([:])
+    private let inFlight = Mutex<[String: Check]>([:])
+
+    /// One check in flight and, once it has ended, its outcome.
+    private final class Check: Sendable {
+        let outcome = Mutex<Result<Void, any Error>?>(nil)
+    }
 
     /// Runs `body` as the check `kind` (or joins the one in flight) and waits at most `seconds`
     /// for it: its outcome, or nil when it did not end in time (it goes on, and a later request
-    /// sees its outcome). Helper tasks run on `executor` (the admin listener's event loop for its
-    /// requests).
+    /// sees its outcome). The check's task runs on `executor` (the admin listener's event loop
+    /// for its requests).
     func check(_ kind: String, within seconds: Double, on executor: (any TaskExecutor)?,
                _ body: @escaping @Sendable () throws -> Void) async -> Result<Void, any Error>? {
         let pool = pool
-        let task = inFlight.withLock { running -> Task<Result<Void, any Error>, Never> in
-            if let task = running[kind] { return task }
-            let task = Task(executorPreference: executor) { () -> Result<Void, any Error> in
+        let check = inFlight.withLock { running -> Check in
+            if let check = running[kind] { return check }
+            let check = Check()
+            running[kind] = check
+            Task(executorPreference: executor) {
                 let outcome: Result<Void, any Error>
                 do {
                     try await pool.runIfActive(body)
@@ -35,16 +46,17 @@ final class ReadinessProbes: Sendable {
                 } catch {
                     outcome = .failure(error)
                 }
-                // Runs after the insertion below: the lock is held until then.
-                self.finished(kind)
-                return outcome
+                check.outcome.withLock { $0 = outcome }
+                self.finished(kind, check)
             }
-            running[kind] = task
-            return task
+            return check
         }
-        let ended = Task(executorPreference: executor) { _ = await task.value }
-        guard await ServiceEnvironment.wait(for: ended, atMost: seconds, on: executor) else { return nil }
-        return await task.value
+        let deadline = Date().addingTimeInterval(seconds)
+        while true {
+            if let outcome = check.outcome.withLock({ $0 }) { return outcome }
+            guard Date() < deadline else { return nil }
+            try? await Task.sleep(for: .milliseconds(Self.pollMilliseconds))
+        }
     }
 
     /// Whether a check of `kind` is in flight.
@@ -52,7 +64,9 @@ final class ReadinessProbes: Sendable {
         inFlight.withLock { $0[kind] != nil }
     }
 
-    private func finished(_ kind: String) {
-        _ = inFlight.withLock { $0.removeValue(forKey: kind) }
+    private func finished(_ kind: String, _ check: Check) {
+        inFlight.withLock { running in
+            if running[kind] === check { running[kind] = nil }
+        }
     }
 }
