@@ -354,7 +354,23 @@ struct UploadHandler: Sendable {
 
     /// The state of an upload, looked for along the way a photo travels: `incoming/`,
     /// `processing/`, `failed/`, then the catalog's job (committed before the spool lets go).
+    /// With the shared queue a photo moves from `incoming/` into `queued/` before its job row
+    /// is written, and an answer can come before the row does (`admissionWaitSeconds`), or the
+    /// row can wait for a reconciliation: found in neither place, the photo is looked for in
+    /// `queued/`, and the catalog asked again should it have left meanwhile.
     private static func state(id: String, names: [String], environment: ServiceEnvironment) throws -> UploadState? {
+        if let state = try recordedState(id: id, names: names, environment: environment) { return state }
+        if environment.jobs != nil {
+            let waiting = names.contains(where: environment.spool.isQueued)
+            // Asked again either way: the photo may have been processed and left meanwhile.
+            if let state = try recordedState(id: id, names: names, environment: environment) { return state }
+            if waiting { return UploadState(id: id, status: .queued, statusUrl: UploadID.statusURL(id)) }
+        }
+        return try DirectUploadHandler.granted(id: id, environment: environment)
+    }
+
+    /// The state from the spool's areas a photo passes through and the catalog; nil when neither has it.
+    private static func recordedState(id: String, names: [String], environment: ServiceEnvironment) throws -> UploadState? {
         var state = UploadState(id: id, status: .queued, statusUrl: UploadID.statusURL(id))
         for name in names {
             switch environment.spool.place(of: name) {
@@ -374,9 +390,7 @@ struct UploadHandler: Sendable {
             state.status = held ? .processing : .queued
             return state
         }
-        guard let job = try environment.catalog.latestJob(sourceNames: names) else {
-            return try DirectUploadHandler.granted(id: id, environment: environment)
-        }
+        guard let job = try environment.catalog.latestJob(sourceNames: names) else { return nil }
         switch job.outcome {
         case .failed:
             state.status = .failed

@@ -31,6 +31,15 @@ extension Spool {
         return file
     }
 
+    /// Whether the photo that arrived as `sourceName` waits under `queued/`, in a folder of its
+    /// own (`TOKEN/NAME`): admitted from `incoming/`, its job perhaps not recorded yet (the row
+    /// follows the move, and a reconciliation records it should that fail). Lists `queued/`: for
+    /// a lookup that found the photo nowhere else.
+    public func isQueued(_ sourceName: String) -> Bool {
+        let tokens = (try? FileManager.default.contentsOfDirectory(atPath: queued)) ?? []
+        return tokens.contains { FileSystem.status(queued + "/" + $0 + "/" + sourceName) != nil }
+    }
+
     /// The claim through which a queued photo is processed, like a spool claim: its file, its
     /// sidecar when there is one, and how often a worker died on it before.
     public func queuedClaim(_ file: String, sourceName: String, worker: String, recoveries: Int) -> Claim {

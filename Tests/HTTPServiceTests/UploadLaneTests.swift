@@ -2,7 +2,9 @@ import Catalog
 import Foundation
 import GRDB
 import Storage
+import PostgresHarness
 import Testing
+@testable import HTTPService
 
 /// Uploads go ahead of the spool's backlog, and `?wait=` answers as soon as an upload ends.
 @Suite("Uploads ahead of the backlog", .serialized)
@@ -22,6 +24,25 @@ struct UploadLaneTests {
             #expect(parsed.value("darkroom_photos_processed_total", ["outcome": "added"]) == 1)
             #expect(parsed.value("darkroom_upload_to_done_seconds_count") == 1)
             #expect(parsed.value("darkroom_catalog_pictures") == 1)
+        }
+    }
+
+    /// With the shared queue, an accepted photo moves from incoming/ into queued/TOKEN/NAME and
+    /// its job row follows; the answer may come first (a busy database), or the row may wait
+    /// for a reconciliation. Meanwhile its status is queued, never "never accepted".
+    @Test("an upload admitted into queued/ whose job is not recorded yet is queued, not 404",
+          .enabled(if: SharedCluster.available, "PostgreSQL's server programs are not installed (make deps)"))
+    func anUploadBetweenItsMoveAndItsJobIsQueued() async throws {
+        try await TestService.with(store: .postgres, workers: false) { service in
+            let id = UploadID.make()
+            let folder = service.configuration.spoolRoot + "/queued/0123456789abcdef"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try Data(try Samples.hopper()).write(to: URL(fileURLWithPath: folder + "/" + UploadID.spoolName(id, extension: "jpg")))
+            let answer = try await service.request(.GET, "/v1/uploads/\(id)")
+            #expect(answer.status == 200, "\(answer.text)")
+            #expect(try answer.object()["status"] as? String == "queued", "\(answer.text)")
+            // An id that nothing holds is still unknown.
+            #expect(try await service.request(.GET, "/v1/uploads/\(UploadID.make())").status == 404)
         }
     }
 
