@@ -2,7 +2,7 @@ import Foundation
 import Logging
 
 /// Whether a PostgreSQL database can be reached now, as one process sees it: a thread of its own
-/// asks the server a trivial question four times a second on a connection of its own, each
+/// asks the server a trivial question five times a second on a connection of its own, each
 /// answer due within `PostgresDeadlines.probe` (under a second), so that an outage (a restart,
 /// a stop, a crash, sessions terminated, a failover, a network path that stops answering) is
 /// known here within a second of its start and its end within a probe of the server's return.
@@ -30,8 +30,9 @@ public final class PostgresAvailability: @unchecked Sendable {
     private var lastAnswer = Date()
     private var thread: Thread?
 
-    /// How often the database is asked while it answers.
-    static let interval = 0.25
+    /// How often the database is asked while it answers. A path that goes silent just after a
+    /// probe is known at the next one's deadline: 0.2 + 0.7 s, under a second with room to spare.
+    static let interval = 0.2
     /// The longest pause between probes while it does not (backing off from `interval`, with jitter).
     static let longestBackoff = 2.0
 

@@ -292,7 +292,8 @@ final class Traffic: @unchecked Sendable {
     }
 }
 
-/// Asks every server's readiness ten times a second and remembers when one was not ready.
+/// Asks every server's readiness twenty times a second and remembers when one was not ready
+/// (the asking's own granularity counts against the one second readiness is held to).
 final class ReadinessWatch: @unchecked Sendable {
     // @unchecked: every mutable property is guarded by `lock`.
     let ports: [Int]
@@ -306,7 +307,7 @@ final class ReadinessWatch: @unchecked Sendable {
         self.token = token
     }
 
-    func start() { asker.start(every: 0.1) { [self] in askEach() } }
+    func start() { asker.start(every: 0.05) { [self] in askEach() } }
 
     func stop() { asker.stop() }
 
