@@ -37,7 +37,10 @@ struct DaemonTests {
             failed = space.files(under: space.spool + "/failed").filter { $0.hasSuffix(".error.json") }
         }
         let reasons = failed.map { (try? String(contentsOfFile: space.spool + "/failed/" + $0, encoding: .utf8)) ?? $0 }
-        let added = try #require(picture, "the settled photo is processed; failed: \(reasons); the daemon's log: \(launched.stderr.suffix(2000))")
+        let added = try #require(picture, """
+            the settled photo is processed; failed: \(reasons); the spool holds \(space.files(under: space.spool)); \
+            processes holding it open: \(Self.holders(of: path)); the daemon's log: \(launched.stderr.suffix(2000))
+            """)
         #expect(added.byteSize == Int64(bytes.count))
 
         kill(daemon.processIdentifier, SIGTERM)
@@ -46,6 +49,23 @@ struct DaemonTests {
         #expect(log.contains("run finished"))
         let jobs = try space.catalog().read { db in try JobRecord.fetchAll(db) }
         #expect(jobs.map(\.outcome) == [.added], "one job, not a truncated failure first")
+    }
+
+    /// The processes that have `path` open, with the flags of each descriptor (from /proc): a
+    /// file open for writing anywhere on the machine is not taken.
+    static func holders(of path: String) -> [String] {
+        let processes = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return processes.filter { Int($0) != nil }.flatMap { pid -> [String] in
+            let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+            return descriptors.compactMap { fd -> String? in
+                guard (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) == path else { return nil }
+                let command = (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8))?
+                    .replacingOccurrences(of: "\u{0}", with: " ").prefix(120) ?? "?"
+                let flags = (try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(fd)", encoding: .utf8))?
+                    .split(separator: "\n").first { $0.hasPrefix("flags:") } ?? "?"
+                return "\(pid) \(command) fd \(fd) \(flags)"
+            }
+        }
     }
 
     @Test func theDaemonPicksUpPhotosAsTheyArrive() throws {
