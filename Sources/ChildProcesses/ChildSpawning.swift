@@ -49,7 +49,7 @@ public enum ChildSpawning {
         }
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_APPEND | O_CREAT, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        if let closeFrom = closeFromAction { _ = closeFrom(&actions, 3) }
+        closeInheritedDescriptors(&actions)
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -88,6 +88,14 @@ public enum ChildSpawning {
 
     /// Whether spawned programs inherit no descriptor above 2 (glibc has the action).
     public static var closesInheritedDescriptors: Bool { closeFromAction != nil }
+
+    /// Adds to `actions` the closing of every descriptor above 2, for any spawn of a program that
+    /// may outlive the moment: a descriptor this process holds open without close-on-exec (a
+    /// file a test is writing) would otherwise stay open in that program, and in the servers it
+    /// starts, for their whole life; a photo held open for writing anywhere is never taken.
+    public static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+        if let closeFrom = closeFromAction { _ = closeFrom(&actions, 3) }
+    }
 
     /// Reaps `pid` if it has ended (without waiting): nil while it runs. A child that someone
     /// else reaped already (ECHILD) counts as ended with an unknown status and no CPU time.

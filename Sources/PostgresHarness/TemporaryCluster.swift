@@ -177,6 +177,8 @@ public final class TemporaryCluster: @unchecked Sendable {  // safe: `stopped` i
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_APPEND, 0)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // pg_ctl starts the server, which lives on: it must not hold this process's descriptors.
+        ChildSpawning.closeInheritedDescriptors(&actions)
         // A process group of its own, so that a program that overstays is killed with its children.
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)

@@ -13,8 +13,12 @@ struct DaemonTests {
         defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
         let bytes = try distinctPhotos(1)[0]
         let path = space.incoming + "/slow.jpg"
-        _ = FileManager.default.createFile(atPath: path, contents: nil)
-        let handle = try #require(FileHandle(forWritingAtPath: path))
+        // Close-on-exec: a program another test starts meanwhile must not inherit the writer
+        // (FileHandle(forWritingAtPath:) opens without it), or the photo stays open for writing
+        // as long as that program lives.
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        try #require(descriptor >= 0, "cannot create \(path)")
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         // Written in place over about 2.5 s, in pieces: longer than settle_seconds in all, but
         // never idle that long.
         let pieces = 10

@@ -245,8 +245,13 @@ final class Machine: @unchecked Sendable {
         defer { posix_spawnattr_destroy(&attributes) }
         // POSIX_SPAWN_SETSID (glibc 2.26 and later; not imported into Swift).
         posix_spawnattr_setflags(&attributes, 0x80)
+        // The machine's processes live for the test: none may hold this process's descriptors.
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        ChildSpawning.closeInheritedDescriptors(&actions)
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, argv[0], nil, &attributes, &cArguments, &cEnvironment)
+        let spawned = posix_spawn(&pid, argv[0], &actions, &attributes, &cArguments, &cEnvironment)
         guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EINVAL) }
         group = pid
     }
