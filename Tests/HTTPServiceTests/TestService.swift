@@ -163,21 +163,24 @@ final class TestService: Sendable {
         }
     }
 
-    /// The files of accepted photos not yet processed, by name: in `incoming/` on SQLite (the
-    /// spool's own claims); under `queued/`, a folder per photo, with the shared queue.
+    /// The files of accepted photos not yet processed, by name: in `incoming/` (the spool's own
+    /// claims on SQLite); with the shared queue, under `queued/` (a folder per photo) once its
+    /// admission has moved it there, and still in `incoming/` when the answer came first (the
+    /// answer waits for the admission only `UploadHandler.admissionWaitSeconds`).
     func waiting() -> [String] {
-        guard postgres != nil else { return files(under: configuration.spoolRoot + "/incoming") }
-        return files(under: configuration.spoolRoot + "/queued").map { String($0.drop { $0 != "/" }.dropFirst()) }.sorted()
+        let incoming = files(under: configuration.spoolRoot + "/incoming")
+        guard postgres != nil else { return incoming }
+        return (incoming + files(under: configuration.spoolRoot + "/queued").map { String($0.drop { $0 != "/" }.dropFirst()) }).sorted()
     }
 
     /// The path of a waiting file (see `waiting`), nil when there is none.
     func waitingPath(_ name: String) -> String? {
-        guard postgres != nil else {
-            let path = configuration.spoolRoot + "/incoming/" + name
-            return FileManager.default.fileExists(atPath: path) ? path : nil
-        }
         let queued = configuration.spoolRoot + "/queued"
-        return files(under: queued).first { $0.drop { $0 != "/" }.dropFirst() == name }.map { queued + "/" + $0 }
+        if postgres != nil, let file = files(under: queued).first(where: { $0.drop { $0 != "/" }.dropFirst() == name }) {
+            return queued + "/" + file
+        }
+        let path = configuration.spoolRoot + "/incoming/" + name
+        return FileManager.default.fileExists(atPath: path) ? path : nil
     }
 
     /// Every regular file under a directory, relative to it.
