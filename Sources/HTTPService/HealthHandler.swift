@@ -3,7 +3,6 @@ import Catalog
 import Foundation
 import Storage
 import Hummingbird
-import Synchronization
 
 /// `GET /healthz` (the process answers), `GET /healthz/ready` (it can take uploads: the catalog
 /// answers and the spool is writable) and `GET /metrics` (Prometheus text).
