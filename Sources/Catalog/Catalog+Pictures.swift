@@ -21,6 +21,7 @@ extension Catalog {
                 job.outcome = .duplicate
                 job.pictureId = existingId
                 try job.insert(db)
+                try complete(existingId, by: picture.captureFacts, at: job.finishedAt, db)
                 return .duplicate(of: existingId)
             }
             var picture = picture
@@ -43,14 +44,36 @@ extension Catalog {
     }
 
     /// Records a photo whose bytes are already a picture: a duplicate of it. Its sidecar
-    /// is kept in the job row.
-    public func recordDuplicate(_ job: JobRecord, of pictureId: Int64) throws(CatalogError) {
+    /// is kept in the job row. With `facts` (what the duplicate's metadata says), the picture
+    /// takes what it lacks from them in the same transaction (`PictureRecord.completed(by:)`)
+    /// and moves to the moment those facts give it.
+    public func recordDuplicate(_ job: JobRecord, of pictureId: Int64, facts: CaptureFacts?) throws(CatalogError) {
         try write { db in
             var job = job
             job.outcome = .duplicate
             job.pictureId = pictureId
             try job.insert(db)
+            if let facts { try complete(pictureId, by: facts, at: job.finishedAt, db) }
         }
+    }
+
+    /// Records a duplicate without its metadata: the picture is left as it is.
+    public func recordDuplicate(_ job: JobRecord, of pictureId: Int64) throws(CatalogError) {
+        try recordDuplicate(job, of: pictureId, facts: nil)
+    }
+
+    /// Completes picture `id` from a duplicate's facts, if they give it anything: the engine
+    /// files it again with its new facts (it may leave its moment, join or create another, as a
+    /// new picture with them would), the outbox records that as for an added picture, and the
+    /// rest of the columns follow.
+    private func complete(_ id: Int64, by facts: CaptureFacts, at instant: Double, _ db: Database) throws {
+        guard let picture = try PictureRecord.fetchOne(db, key: id), let completed = picture.completed(by: facts) else { return }
+        var store = CatalogMomentStore(db: db)
+        let before = try store.momentId(ofPicture: id)
+        // The engine compares the new facts with the row's: it runs before the row changes.
+        let events = try MomentEngine(rules: momentRules, naming: GazetteerNaming.standard).ingest(completed.momentFacts, into: &store)
+        try completed.update(db, columns: PictureRecord.completedColumns)
+        try OutboxWriter(db: db, at: instant).record(MomentEvent.refiled(events, pictureId: id, before: before))
     }
 
     /// Records a photo that could not be processed (it is in `failed/` with its reason).

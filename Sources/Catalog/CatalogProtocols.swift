@@ -8,10 +8,12 @@ public protocol PictureCatalog: Sendable {
     /// The picture with these bytes, if one exists (duplicates are found by content).
     func picture(sha256: String) throws(CatalogError) -> PictureRecord?
     /// Commits a picture, its variants, the job that brought it, its moment assignment and its
-    /// outbox events in one transaction; a concurrent commit of the same bytes makes a duplicate.
+    /// outbox events in one transaction; a concurrent commit of the same bytes makes a duplicate
+    /// (which completes the picture as `recordDuplicate` with facts does).
     func commitPicture(_ picture: PictureRecord, variants: [VariantRecord], job: JobRecord) throws(CatalogError) -> CommitOutcome
-    /// Records a job whose photo was already a picture.
-    func recordDuplicate(_ job: JobRecord, of pictureId: Int64) throws(CatalogError)
+    /// Records a job whose photo was already a picture; with `facts` (what its metadata says),
+    /// the picture takes the trusted time or location it lacks from them, in the same transaction.
+    func recordDuplicate(_ job: JobRecord, of pictureId: Int64, facts: CaptureFacts?) throws(CatalogError)
     /// Records a job whose photo could not be processed.
     func recordFailure(_ job: JobRecord) throws(CatalogError)
     /// The finished job that held a claim, if its commit happened.

@@ -63,10 +63,13 @@ public struct PhotoProcessor: Sendable {
                             sidecarJson: input.sidecarJson,
                             worker: input.worker, startedAt: startedAt.timeIntervalSince1970, finishedAt: 0)
 
-        // The same bytes twice make one picture: no need to decode a known photo again.
+        // The same bytes twice make one picture: no need to decode a known photo again. What
+        // this copy says of time and place completes the picture where it lacks them, so that
+        // the catalog does not depend on which copy came first.
         if let existing = try catalog.picture(sha256: metadata.sha256), let id = existing.id {
+            let facts = PictureRecordBuilder.captureFacts(metadata: metadata, sourceName: input.sourceName, now: Date())
             job.finishedAt = Date().timeIntervalSince1970
-            try catalog.recordDuplicate(job, of: id)
+            try catalog.recordDuplicate(job, of: id, facts: facts)
             return .duplicate(of: id)
         }
         StageProfile.lap(.catalog)

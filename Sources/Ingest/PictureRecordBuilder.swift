@@ -12,35 +12,19 @@ public enum PictureRecordBuilder {
     public static func make(metadata read: CaptureMetadata, info: ImageInfo, rendered: RenderResult, sourceName: String,
                      originalPath: String, feed: VariantRecipe, now: Date) -> PictureRecord {
         let metadata = CaptureTimePlausibility.checked(read, arrival: now)
+        let facts = captureFacts(checked: metadata, sourceName: sourceName)
         var picture = PictureRecord(
             sha256: metadata.sha256, sourceName: sourceName, originalPath: originalPath,
             mimeType: metadata.mimeType ?? info.format.mimeType, byteSize: Int64(metadata.byteSize),
             width: info.width, height: info.height,
             displayWidth: rendered.displayWidth, displayHeight: rendered.displayHeight,
             orientation: metadata.orientation,
-            locationSource: metadata.location?.source.rawValue ?? LocationSource.none.rawValue,
-            metadataJson: StableJSON.string(metadata), createdAt: now.timeIntervalSince1970)
+            locationSource: metadata.locationSource.rawValue,
+            metadataJson: facts.metadataJson, createdAt: now.timeIntervalSince1970)
         picture.make = metadata.make
         picture.model = metadata.model
-        if let time = metadata.captureTime {
-            picture.capturedAt = time.instant.timeIntervalSince1970
-            picture.capturedLocal = time.localTime
-            picture.capturedOffset = time.offsetSeconds
-            picture.timeSource = time.source.rawValue
-            picture.timeZoneSource = time.offsetSource.rawValue
-            picture.timeTrusted = time.trusted
-            // Moments use only a trusted time: a file time says when a copy was made.
-            picture.momentTime = time.trusted ? time.instant.timeIntervalSince1970 : nil
-        }
-        if let location = metadata.location {
-            picture.latitude = location.latitude
-            picture.longitude = location.longitude
-            picture.altitude = location.altitude
-            picture.positionError = location.horizontalError
-        }
-        picture.cameraCapturedAt = metadata.cameraCaptureTime?.instant.timeIntervalSince1970
-        picture.cameraLatitude = metadata.cameraLocation?.latitude
-        picture.cameraLongitude = metadata.cameraLocation?.longitude
+        // Moments use only a trusted time (`momentTime`): a file time says when a copy was made.
+        picture.setCapture(facts)
         picture.authorId = metadata.authorId
         picture.title = metadata.title
         picture.visibility = metadata.visibility
@@ -64,5 +48,28 @@ public enum PictureRecordBuilder {
             width: rendered.displayWidth, height: rendered.displayHeight,
             feedAspect: Double(feed.width) / Double(feed.height)).value
         return picture
+    }
+
+    /// When and where, as the picture of a photo that arrived at `now` with this metadata
+    /// would hold them: what a duplicate gives the picture of its bytes where it lacks them.
+    public static func captureFacts(metadata read: CaptureMetadata, sourceName: String, now: Date) -> CaptureFacts {
+        captureFacts(checked: CaptureTimePlausibility.checked(read, arrival: now), sourceName: sourceName)
+    }
+
+    /// The facts of metadata whose time was checked for plausibility.
+    private static func captureFacts(checked metadata: CaptureMetadata, sourceName: String) -> CaptureFacts {
+        CaptureFacts(
+            time: metadata.captureTime.map { time in
+                CaptureFacts.Time(capturedAt: time.instant.timeIntervalSince1970, capturedLocal: time.localTime,
+                                  capturedOffset: time.offsetSeconds, source: time.source.rawValue,
+                                  zoneSource: time.offsetSource.rawValue, trusted: time.trusted)
+            },
+            location: metadata.location.map { location in
+                CaptureFacts.Location(latitude: location.latitude, longitude: location.longitude, altitude: location.altitude,
+                                      positionError: location.horizontalError, source: location.source.rawValue)
+            },
+            cameraCapturedAt: metadata.cameraCaptureTime?.instant.timeIntervalSince1970,
+            cameraLatitude: metadata.cameraLocation?.latitude, cameraLongitude: metadata.cameraLocation?.longitude,
+            metadataJson: StableJSON.string(metadata), sourceName: sourceName)
     }
 }

@@ -44,6 +44,7 @@ extension PostgresCatalog: PictureCatalog {
                 job.outcome = .duplicate
                 job.pictureId = existing
                 try Self.insert(job, into: "jobs", session)
+                try complete(existing, by: picture.captureFacts, at: job.finishedAt, session)
                 return .duplicate(of: existing)
             }
             picture.id = pictureId
@@ -57,19 +58,50 @@ extension PostgresCatalog: PictureCatalog {
         }
     }
 
-    /// Records a photo whose bytes are already a picture.
-    public func recordDuplicate(_ job: JobRecord, of pictureId: Int64) throws(CatalogError) {
-        try recordDuplicate(job, of: pictureId, completing: nil)
+    /// Records a photo whose bytes are already a picture; with `facts`, the picture takes what
+    /// it lacks from them, as in SQLite (`Catalog.recordDuplicate(_:of:facts:)`).
+    public func recordDuplicate(_ job: JobRecord, of pictureId: Int64, facts: CaptureFacts?) throws(CatalogError) {
+        try recordDuplicate(job, of: pictureId, facts: facts, completing: nil)
     }
 
-    func recordDuplicate(_ job: JobRecord, of pictureId: Int64, completing photo: QueuedPhoto?) throws(CatalogError) {
+    /// Records a duplicate without its metadata: the picture is left as it is.
+    public func recordDuplicate(_ job: JobRecord, of pictureId: Int64) throws(CatalogError) {
+        try recordDuplicate(job, of: pictureId, facts: nil, completing: nil)
+    }
+
+    func recordDuplicate(_ job: JobRecord, of pictureId: Int64, facts: CaptureFacts?, completing photo: QueuedPhoto?) throws(CatalogError) {
         try write { session in
             try Self.complete(photo, session)
             var job = job
             job.outcome = .duplicate
             job.pictureId = pictureId
             try Self.insert(job, into: "jobs", session)
+            if let facts { try complete(pictureId, by: facts, at: job.finishedAt, session) }
         }
+    }
+
+    /// Completes picture `id` from a duplicate's facts, if they give it anything, as SQLite
+    /// does: the engine files it again with its new facts, the outbox records that as for an
+    /// added picture, and the rest of the columns follow. The row is locked first: of two
+    /// duplicates completing it at once, the later one waits, is retried as a serialisation
+    /// conflict, and then finds nothing to add.
+    private func complete(_ id: Int64, by facts: CaptureFacts, at instant: Double, _ session: PostgresSession) throws {
+        guard let row = try session.rows("SELECT * FROM pictures WHERE id = \(id) FOR UPDATE").first,
+              let completed = try Self.record(PictureRecord.self, row).completed(by: facts) else { return }
+        var store = PostgresMomentStore(session: session, rules: momentRules)
+        let before = try store.momentId(ofPicture: id)
+        // The engine compares the new facts with the row's: it runs before the row changes.
+        let events = try MomentEngine(rules: momentRules, naming: GazetteerNaming.standard).ingest(completed.momentFacts, into: &store)
+        let p = completed
+        try session.send("""
+            UPDATE pictures SET captured_at = \(p.capturedAt), captured_local = \(p.capturedLocal),
+              captured_offset = \(p.capturedOffset), time_source = \(p.timeSource), time_zone_source = \(p.timeZoneSource),
+              time_trusted = \(p.timeTrusted), camera_captured_at = \(p.cameraCapturedAt), altitude = \(p.altitude),
+              position_error = \(p.positionError), location_source = \(p.locationSource),
+              camera_latitude = \(p.cameraLatitude), camera_longitude = \(p.cameraLongitude), metadata_json = \(p.metadataJson)
+            WHERE id = \(id)
+            """)
+        try Self.recordOutbox(MomentEvent.refiled(events, pictureId: id, before: before), at: instant, session)
     }
 
     /// Records a photo that could not be processed.

@@ -159,8 +159,8 @@ struct LeasedPostgresCatalog: PictureCatalog {
         try catalog.commitPicture(picture, variants: variants, job: job, completing: photo)
     }
 
-    func recordDuplicate(_ job: JobRecord, of pictureId: Int64) throws(CatalogError) {
-        try catalog.recordDuplicate(job, of: pictureId, completing: photo)
+    func recordDuplicate(_ job: JobRecord, of pictureId: Int64, facts: CaptureFacts?) throws(CatalogError) {
+        try catalog.recordDuplicate(job, of: pictureId, facts: facts, completing: photo)
     }
 
     func recordFailure(_ job: JobRecord) throws(CatalogError) {

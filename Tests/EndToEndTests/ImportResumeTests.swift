@@ -55,8 +55,10 @@ struct ImportResumeTests {
                 title: name, taken: t0 + Double(outing) * 86_400 + Double(i % 10) * 600,
                 geo: near(place.0, place.1, north: Double(i % 10) * 40)))
         }
-        // Walked before the Takeout folder: these copies, without sidecars, become the pictures
-        // and the Takeout originals their duplicates (the first of the same bytes wins).
+        // Bare copies of three Takeout photos, walked before the Takeout folder: whichever of
+        // the same bytes comes first is the picture (the order changes from run to run), and a
+        // Takeout original that comes later completes it with its sidecar's time and place, so
+        // the catalog is the same either way.
         for i in [3, 17, 42] {
             try tree.write("Copies/copy-of-\(i).jpg", LibraryTree.hopper("r\(i)"))
         }

@@ -281,7 +281,9 @@ final class IOErrorFirstCatalog: PictureCatalog {
         return try catalog.commitPicture(picture, variants: variants, job: job)
     }
 
-    func recordDuplicate(_ job: JobRecord, of pictureId: Int64) throws(CatalogError) { try catalog.recordDuplicate(job, of: pictureId) }
+    func recordDuplicate(_ job: JobRecord, of pictureId: Int64, facts: CaptureFacts?) throws(CatalogError) {
+        try catalog.recordDuplicate(job, of: pictureId, facts: facts)
+    }
     func recordFailure(_ job: JobRecord) throws(CatalogError) { try catalog.recordFailure(job) }
     func finishedJob(claimPath: String) throws(CatalogError) -> JobRecord? { try catalog.finishedJob(claimPath: claimPath) }
     func latestJob(claimPath: String) throws(CatalogError) -> JobRecord? { try catalog.latestJob(claimPath: claimPath) }
