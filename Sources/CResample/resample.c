@@ -1,14 +1,13 @@
-#include "cresample.h"
+/* The float passes, on any processor (its baseline vector unit): where the processor has AVX2
+ * the fixed-point passes of resample_fixed.c run instead. Also the box reduction and the
+ * transpose, with their AVX2 builds. */
+#include "resample_internal.h"
 
 #include <stdatomic.h>
 #include <string.h>
 
-/* Multiply-adds fuse into one instruction where the processor has them (the AVX2 build). */
+/* Multiply-adds fuse into one instruction where the target has them. */
 #pragma clang fp contract(fast)
-
-#if defined(__x86_64__) && defined(__clang__)
-#define DR_RESAMPLE_X86 1
-#endif
 
 typedef float dr_v8 __attribute__((vector_size(32)));
 
@@ -21,25 +20,6 @@ DR_INLINE dr_v8 load8(const float *p) {
 }
 
 DR_INLINE void store8(float *p, dr_v8 v) { memcpy(p, &v, sizeof v); }
-
-/* The source columns the horizontal taps read: [first, end). */
-typedef struct {
-    int32_t first;
-    int32_t end;
-} dr_span;
-
-static dr_span columns_read(const dr_resample_axis *horizontal) {
-    dr_span span = {0, 1};
-    if (horizontal->output_size <= 0) return span;
-    span.first = horizontal->starts[0];
-    span.end = horizontal->starts[0] + horizontal->taps;
-    for (int32_t i = 1; i < horizontal->output_size; i++) {
-        int32_t start = horizontal->starts[i];
-        if (start < span.first) span.first = start;
-        if (start + horizontal->taps > span.end) span.end = start + horizontal->taps;
-    }
-    return span;
-}
 
 /* The floats of the vertical pass's row: the span's samples rounded up to whole 32-float chunks,
  * plus 8 zeros for the horizontal pass's 8-float reads past the last tap. */
@@ -65,7 +45,7 @@ static dr_layout layout(int32_t source_width, const dr_resample_axis *horizontal
     dr_layout l;
     /* Pointers to the source rows of two output rows, and their two weight lists. */
     l.rows = (size_t)vertical->taps * 2 * (sizeof(const uint8_t *) / sizeof(float)) + (size_t)vertical->taps * 4;
-    l.row = row_floats(columns_read(horizontal));
+    l.row = row_floats(dr_columns_read(horizontal));
     l.intermediate = l.row * 2;
     l.output = (size_t)horizontal->output_size * 3 + 8;
     l.weights = (size_t)horizontal->output_size * (size_t)(horizontal->taps / 2) * 8;
@@ -75,7 +55,13 @@ static dr_layout layout(int32_t source_width, const dr_resample_axis *horizontal
 
 size_t dr_resample_scratch_floats(int32_t source_width, const dr_resample_axis *horizontal,
                                   const dr_resample_axis *vertical) {
-    return layout(source_width, horizontal, vertical).total;
+    size_t floats = layout(source_width, horizontal, vertical).total;
+#if DR_RESAMPLE_X86
+    /* Enough for either path, whichever runs. */
+    size_t fixed = (dr_resample_fixed_scratch_bytes(horizontal, vertical) + sizeof(float) - 1) / sizeof(float);
+    if (fixed > floats) floats = fixed;
+#endif
+    return floats;
 }
 
 typedef uint8_t dr_b8 __attribute__((vector_size(8)));
@@ -284,7 +270,7 @@ DR_INLINE int resample_body(const uint8_t *source, int32_t source_width, int32_t
                             size_t target_stride, float *scratch, size_t scratch_floats) {
     dr_layout l = layout(source_width, h, v);
     if (scratch_floats < l.total || h->taps < 2 || v->taps < 1 || h->taps % 2 != 0) return -1;
-    dr_span span = columns_read(h);
+    dr_span span = dr_columns_read(h);
     const uint8_t **rows = (const uint8_t **)(void *)scratch;
     float *intermediate = scratch + l.rows;
     float *output = intermediate + l.intermediate;
@@ -348,15 +334,6 @@ DR_INLINE int resample_body(const uint8_t *source, int32_t source_width, int32_t
     }
     return 0;
 }
-
-#if DR_RESAMPLE_X86
-__attribute__((target("avx2,fma"))) static int resample_avx2(
-    const uint8_t *source, int32_t source_width, int32_t source_height, size_t source_stride, const dr_resample_axis *h,
-    const dr_resample_axis *v, uint8_t *target, size_t target_stride, float *scratch, size_t scratch_floats) {
-    return resample_body(source, source_width, source_height, source_stride, h, v, target, target_stride, scratch,
-                         scratch_floats);
-}
-#endif
 
 static int resample_generic(const uint8_t *source, int32_t source_width, int32_t source_height, size_t source_stride,
                             const dr_resample_axis *h, const dr_resample_axis *v, uint8_t *target,
@@ -444,8 +421,13 @@ void dr_transpose_rgb(const uint8_t *source, int32_t width, int32_t height, uint
 
 /* 0: not yet asked, 1: AVX2 and FMA, 2: baseline. */
 static _Atomic int isa_choice = 0;
+/* Set on a thread that asked for the baseline passes (the tests, to check both). */
+static _Thread_local int prefers_baseline = 0;
+
+void dr_resample_prefer_baseline(int on) { prefers_baseline = on != 0; }
 
 int dr_resample_uses_avx2(void) {
+    if (prefers_baseline) return 0;
     int choice = atomic_load_explicit(&isa_choice, memory_order_relaxed);
     if (choice == 0) {
 #if DR_RESAMPLE_X86
@@ -475,8 +457,8 @@ int dr_resample(const uint8_t *source, int32_t source_width, int32_t source_heig
                 size_t target_stride, float *scratch, size_t scratch_floats) {
 #if DR_RESAMPLE_X86
     if (dr_resample_uses_avx2())
-        return resample_avx2(source, source_width, source_height, source_stride, horizontal, vertical, target,
-                             target_stride, scratch, scratch_floats);
+        return dr_resample_fixed_avx2(source, source_width, source_height, source_stride, horizontal, vertical, target,
+                                      target_stride, scratch, scratch_floats * sizeof(float));
 #endif
     return resample_generic(source, source_width, source_height, source_stride, horizontal, vertical, target,
                             target_stride, scratch, scratch_floats);

@@ -123,8 +123,8 @@ struct ResampleAxis {
 
 /// A separable Lanczos-3 resampler over 8-bit RGB rasters: the taps are made here, the passes
 /// run in the CResample layer (vertical first, reading the source rows' bytes in place, then
-/// the horizontal pass over each short intermediate row, in 8-lane vectors with fused
-/// multiply-adds where the processor has AVX2).
+/// the horizontal pass; in 16-bit fixed point on strips of 16 rows where the processor has
+/// AVX2, in float on its baseline vector unit elsewhere).
 enum Resampler {
     /// A window of `source` (in its pixel coordinates, fractional allowed) resized to width × height.
     /// With `mirrorX` or `mirrorY` the source is read as if flipped left to right or top to
@@ -164,6 +164,14 @@ enum Resampler {
         return out
     }
 
-    /// Whether the passes run in 8-lane AVX2 vectors on this processor (for the benchmark's report).
+    /// Whether the fixed-point AVX2 passes run on this processor (for the benchmark's report).
     static var usesAVX2: Bool { dr_resample_uses_avx2() != 0 }
+
+    /// `body` with the baseline float passes on this thread even where the processor has AVX2,
+    /// so that the tests check both implementations.
+    static func withBaselinePasses<T>(_ body: () throws -> T) rethrows -> T {
+        dr_resample_prefer_baseline(1)
+        defer { dr_resample_prefer_baseline(0) }
+        return try body()
+    }
 }

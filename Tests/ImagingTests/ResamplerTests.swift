@@ -59,16 +59,25 @@ struct ResamplerTests {
         return largest
     }
 
-    @Test("the vectorised passes agree with a plain Double filter within one level, shrinking, enlarging and cropping")
-    func matchesReference() throws {
+    /// Both implementations of the passes: the one this processor chooses (fixed point where it
+    /// has AVX2) and the baseline float one.
+    static func passes<T>(baseline: Bool, _ body: () throws -> T) rethrows -> T {
+        baseline ? try Resampler.withBaselinePasses(body) : try body()
+    }
+
+    @Test("the vectorised passes agree with a plain Double filter within one level, shrinking, enlarging and cropping",
+          arguments: [false, true])
+    func matchesReference(baseline: Bool) throws {
         var random = SplitMix64(seed: 15)
         // Sizes at the awkward edges: one pixel, odd widths, more taps than the source has pixels.
         let cases: [(Int, Int, Int, Int)] = [(1, 1, 1, 1), (1, 9, 3, 2), (9, 1, 2, 5), (3, 3, 7, 7), (17, 13, 5, 4),
                                              (64, 48, 31, 23), (101, 67, 100, 66), (40, 30, 120, 90), (257, 129, 16, 8)]
         for (index, (sw, sh, ow, oh)) in cases.enumerated() {
             let source = try Self.picture(width: sw, height: sh, seed: UInt64(index))
-            let fast = try Resampler.resample(source, windowX: 0, windowY: 0, windowWidth: Double(sw), windowHeight: Double(sh),
-                                              width: ow, height: oh)
+            let fast = try Self.passes(baseline: baseline) {
+                try Resampler.resample(source, windowX: 0, windowY: 0, windowWidth: Double(sw), windowHeight: Double(sh),
+                                       width: ow, height: oh)
+            }
             let slow = try Self.reference(source, windowX: 0, windowY: 0, windowWidth: Double(sw), windowHeight: Double(sh),
                                           width: ow, height: oh)
             #expect(Self.largestDifference(fast, slow) <= 1, "\(sw)×\(sh) → \(ow)×\(oh)")
@@ -79,9 +88,27 @@ struct ResamplerTests {
             let wx = Double.random(in: 0..<Double(sw) / 2, using: &random), wy = Double.random(in: 0..<Double(sh) / 2, using: &random)
             let ww = Double.random(in: 1...(Double(sw) - wx), using: &random), wh = Double.random(in: 1...(Double(sh) - wy), using: &random)
             let ow = Int.random(in: 1...120, using: &random), oh = Int.random(in: 1...120, using: &random)
-            let fast = try Resampler.resample(source, windowX: wx, windowY: wy, windowWidth: ww, windowHeight: wh, width: ow, height: oh)
+            let fast = try Self.passes(baseline: baseline) {
+                try Resampler.resample(source, windowX: wx, windowY: wy, windowWidth: ww, windowHeight: wh, width: ow, height: oh)
+            }
             let slow = try Self.reference(source, windowX: wx, windowY: wy, windowWidth: ww, windowHeight: wh, width: ow, height: oh)
             #expect(Self.largestDifference(fast, slow) <= 1, "trial \(trial): \(sw)×\(sh) window \(wx),\(wy) \(ww)×\(wh) → \(ow)×\(oh)")
+        }
+    }
+
+    @Test("the fixed-point and float passes agree within a level on a photo-sized picture, cropped and mirrored")
+    func implementationsAgree() throws {
+        let source = try Self.picture(width: 1203, height: 811, seed: 77)
+        for (wx, wy, ww, wh, ow, oh, mirrorX, mirrorY) in [
+            (0.0, 0.0, 1203.0, 811.0, 613, 413, false, false), (101.5, 37.25, 640.0, 700.0, 321, 350, true, false),
+            (0.0, 0.0, 1203.0, 811.0, 97, 65, false, true), (10.0, 20.0, 300.0, 200.0, 517, 345, true, true),
+        ] {
+            func run() throws -> Raster {
+                try Resampler.resample(source, windowX: wx, windowY: wy, windowWidth: ww, windowHeight: wh, width: ow, height: oh,
+                                       mirrorX: mirrorX, mirrorY: mirrorY)
+            }
+            let chosen = try run(), baseline = try Resampler.withBaselinePasses(run)
+            #expect(Self.largestDifference(chosen, baseline) <= 1, "\(ww)×\(wh) → \(ow)×\(oh)")
         }
     }
 
@@ -120,16 +147,25 @@ struct ResamplerTests {
         }
     }
 
-    @Test("a flat picture stays flat and a one-pixel edge stays where it was: no ringing or shift on uniform areas")
-    func flatAndEdges() throws {
+    @Test("a flat picture stays flat and a one-pixel edge stays where it was: no ringing or shift on uniform areas",
+          arguments: [false, true])
+    func flatAndEdges(baseline: Bool) throws {
         let flat = try Raster(width: 90, height: 60)
-        memset(flat.pixels, 173, 90 * 60 * 3)
-        let small = try Resampler.resample(flat, windowX: 0, windowY: 0, windowWidth: 90, windowHeight: 60, width: 37, height: 23)
-        #expect((0..<(37 * 23 * 3)).allSatisfy { small.pixels[$0] == 173 })
+        for level: Int32 in [0, 1, 173, 254, 255] {
+            memset(flat.pixels, level, 90 * 60 * 3)
+            for (width, height) in [(37, 23), (90, 60), (200, 130)] {
+                let resized = try Self.passes(baseline: baseline) {
+                    try Resampler.resample(flat, windowX: 0, windowY: 0, windowWidth: 90, windowHeight: 60, width: width, height: height)
+                }
+                #expect((0..<(width * height * 3)).allSatisfy { resized.pixels[$0] == UInt8(level) }, "\(level) at \(width)×\(height)")
+            }
+        }
         // Left half black, right half white, halved: the edge lands mid-picture and is symmetric.
         let edge = try Raster(width: 80, height: 4)
         for y in 0..<4 { for x in 0..<80 { for c in 0..<3 { edge.pixels[(y * 80 + x) * 3 + c] = x < 40 ? 0 : 255 } } }
-        let half = try Resampler.resample(edge, windowX: 0, windowY: 0, windowWidth: 80, windowHeight: 4, width: 40, height: 2)
+        let half = try Self.passes(baseline: baseline) {
+            try Resampler.resample(edge, windowX: 0, windowY: 0, windowWidth: 80, windowHeight: 4, width: 40, height: 2)
+        }
         let row = (0..<40).map { Int(half.pixels[$0 * 3]) }
         #expect(row[0..<17].allSatisfy { $0 <= 1 } && row[23..<40].allSatisfy { $0 >= 254 }, "\(row)")
         for x in 0..<20 { #expect(abs(row[x] + row[39 - x] - 255) <= 1, "\(row)") }

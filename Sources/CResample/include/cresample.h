@@ -6,11 +6,11 @@
 
 /*
  * The separable resampling passes over 8-bit RGB, vectorised: the filter taps are computed by
- * the caller (Imaging's ResampleAxis), this layer only runs them. Vertical pass first, over the
- * source columns the output reads, its bytes read straight from the source rows and widened to
- * float in registers; then the horizontal pass over each (much shorter) intermediate row. On x86-64 processors with AVX2
- * and FMA the passes run in 8-lane vectors with fused multiply-adds (chosen at run time); other
- * processors run the same code for their baseline vector unit.
+ * the caller (Imaging's ResampleAxis), this layer only runs them, vertical pass first, over the
+ * source columns the output reads, then the horizontal pass. On x86-64 processors with AVX2 the
+ * passes run in 16-bit fixed point, 16 lanes, on strips of 16 output rows (resample_fixed.c,
+ * chosen at run time); other processors run them in float with their baseline vector unit
+ * (resample.c). The two agree within a level.
  */
 
 /* One axis's taps: for output pixel i, `taps` weights from source pixel starts[i] (the starts
@@ -46,7 +46,10 @@ void dr_box_reduce(const uint8_t *source, int32_t width, int32_t height, int32_t
  * rows of height * 3 bytes): target pixel (x, y) is source pixel (y, x). */
 void dr_transpose_rgb(const uint8_t *source, int32_t width, int32_t height, uint8_t *target);
 
-/* 1 when the 8-lane (AVX2 and FMA) passes are in use on this processor, else 0. */
+/* 1 when the fixed-point AVX2 passes are in use on this processor (and thread), else 0. */
 int dr_resample_uses_avx2(void);
+/* On the calling thread only, runs the baseline float passes even where AVX2 is present (on:
+ * 1), or lets the processor decide again (0): for the tests, which check both. */
+void dr_resample_prefer_baseline(int on);
 
 #endif

@@ -1,0 +1,298 @@
+/* The resampler's passes in fixed point, for processors with AVX2: 16-bit samples with six
+ * fractional bits (64 is one level) and 16-bit weights with fifteen (32768 is one), multiplied
+ * with rounding (`vpmulhrsw`, 16 lanes), so that a vector holds twice the samples of the float
+ * passes and a byte needs no conversion to float.
+ *
+ * The output is made in strips of 16 rows. The vertical pass sums each strip row's source rows
+ * (two output rows per pass over the source rows both read) into a row of 16-bit samples; the
+ * strip is then transposed, 16 by 16, so that each source sample's 16 rows are one vector; the
+ * horizontal pass then reads, for every tap, one vector per channel and multiplies it by the
+ * tap's weight broadcast: 16 output rows at once, no sum gathered from lanes. Sixteen output
+ * pixels' sums are transposed back and written as bytes, clamped to 0...255 by the pack.
+ *
+ * Error against exact arithmetic: each product is rounded to 1/64 of a level, so a sum of n taps
+ * is within n/128 of a level before the final rounding (within a level of the float passes,
+ * which the tests check). Headroom: a sample can reach 255 × 64 × 1.35 ≈ 22,000 in either pass
+ * (the largest sum of |weights| a clipped Lanczos-3 window has), within int16. */
+#include "resample_internal.h"
+
+#if DR_RESAMPLE_X86
+#include <immintrin.h>
+#include <string.h>
+
+#define DR_INLINE static inline __attribute__((always_inline))
+#define DR_AVX2 __attribute__((target("avx2")))
+
+enum { STRIP16 = 16, BLOCK16 = 16 };
+
+/* One axis's weights in Q15 (32768 is 1), each output's summing to 32768 (less one where its
+ * largest weight alone would be 32768, the most an int16 holds being 32767). */
+static void quantise(const dr_resample_axis *axis, int16_t *out) {
+    for (int32_t i = 0; i < axis->output_size; i++) {
+        const float *w = axis->weights + (size_t)i * (size_t)axis->taps;
+        int16_t *q = out + (size_t)i * (size_t)axis->taps;
+        int32_t sum = 0, largest = 0;
+        for (int32_t k = 0; k < axis->taps; k++) {
+            float v = w[k] * 32768.0f;
+            int32_t r = (int32_t)(v < 0 ? v - 0.5f : v + 0.5f);
+            if (r > 32767) r = 32767;
+            if (r < -32768) r = -32768;
+            q[k] = (int16_t)r;
+            sum += r;
+            if (q[k] > q[largest]) largest = k;
+        }
+        int32_t fixed = q[largest] + (32768 - sum);
+        q[largest] = (int16_t)(fixed > 32767 ? 32767 : fixed < -32768 ? -32768 : fixed);
+    }
+}
+
+/* The rounding multiply of _mm256_mulhrs_epi16, for the few samples past the last whole vector. */
+DR_INLINE int16_t mulhrs(int16_t x, int16_t w) { return (int16_t)(((int32_t)x * w + 16384) >> 15); }
+
+/* Two output rows' vertical sums (Q6: 64 is one level) over `count` source rows, each row's
+ * bytes widened and scaled once for both. */
+DR_AVX2 static void vertical2(const uint8_t *const *rows, const int16_t *wa, const int16_t *wb, int32_t count,
+                              int32_t samples, int16_t *ta, int16_t *tb) {
+    int32_t i = 0;
+    for (; i + 64 <= samples; i += 64) {
+        __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+        for (int32_t k = 0; k < count; k++) {
+            const uint8_t *r = rows[k] + i;
+            __m256i u = _mm256_set1_epi16(wa[k]), v = _mm256_set1_epi16(wb[k]);
+            __m256i x0 = _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)r)), 6);
+            __m256i x1 = _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(r + 16))), 6);
+            __m256i x2 = _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(r + 32))), 6);
+            __m256i x3 = _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(r + 48))), 6);
+            a0 = _mm256_add_epi16(a0, _mm256_mulhrs_epi16(x0, u));
+            a1 = _mm256_add_epi16(a1, _mm256_mulhrs_epi16(x1, u));
+            a2 = _mm256_add_epi16(a2, _mm256_mulhrs_epi16(x2, u));
+            a3 = _mm256_add_epi16(a3, _mm256_mulhrs_epi16(x3, u));
+            b0 = _mm256_add_epi16(b0, _mm256_mulhrs_epi16(x0, v));
+            b1 = _mm256_add_epi16(b1, _mm256_mulhrs_epi16(x1, v));
+            b2 = _mm256_add_epi16(b2, _mm256_mulhrs_epi16(x2, v));
+            b3 = _mm256_add_epi16(b3, _mm256_mulhrs_epi16(x3, v));
+        }
+        _mm256_storeu_si256((__m256i *)(ta + i), a0);
+        _mm256_storeu_si256((__m256i *)(ta + i + 16), a1);
+        _mm256_storeu_si256((__m256i *)(ta + i + 32), a2);
+        _mm256_storeu_si256((__m256i *)(ta + i + 48), a3);
+        _mm256_storeu_si256((__m256i *)(tb + i), b0);
+        _mm256_storeu_si256((__m256i *)(tb + i + 16), b1);
+        _mm256_storeu_si256((__m256i *)(tb + i + 32), b2);
+        _mm256_storeu_si256((__m256i *)(tb + i + 48), b3);
+    }
+    for (; i + 16 <= samples; i += 16) {
+        __m256i a = _mm256_setzero_si256(), b = a;
+        for (int32_t k = 0; k < count; k++) {
+            __m256i x = _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(rows[k] + i))), 6);
+            a = _mm256_add_epi16(a, _mm256_mulhrs_epi16(x, _mm256_set1_epi16(wa[k])));
+            b = _mm256_add_epi16(b, _mm256_mulhrs_epi16(x, _mm256_set1_epi16(wb[k])));
+        }
+        _mm256_storeu_si256((__m256i *)(ta + i), a);
+        _mm256_storeu_si256((__m256i *)(tb + i), b);
+    }
+    for (; i < samples; i++) {
+        int16_t a = 0, b = 0;
+        for (int32_t k = 0; k < count; k++) {
+            int16_t x = (int16_t)(rows[k][i] << 6);
+            a = (int16_t)(a + mulhrs(x, wa[k]));
+            b = (int16_t)(b + mulhrs(x, wb[k]));
+        }
+        ta[i] = a;
+        tb[i] = b;
+    }
+}
+
+/* Sixteen vectors of sixteen transposed in place: r[j][i] becomes r[i][j]. */
+DR_AVX2 DR_INLINE void transpose16(__m256i r[16]) {
+    __m256i a[16], b[16], c[16];
+    for (int j = 0; j < 8; j++) {
+        a[2 * j] = _mm256_unpacklo_epi16(r[2 * j], r[2 * j + 1]);
+        a[2 * j + 1] = _mm256_unpackhi_epi16(r[2 * j], r[2 * j + 1]);
+    }
+    for (int j = 0; j < 4; j++) {
+        b[4 * j] = _mm256_unpacklo_epi32(a[4 * j], a[4 * j + 2]);
+        b[4 * j + 1] = _mm256_unpackhi_epi32(a[4 * j], a[4 * j + 2]);
+        b[4 * j + 2] = _mm256_unpacklo_epi32(a[4 * j + 1], a[4 * j + 3]);
+        b[4 * j + 3] = _mm256_unpackhi_epi32(a[4 * j + 1], a[4 * j + 3]);
+    }
+    for (int j = 0; j < 2; j++)
+        for (int m = 0; m < 4; m++) {
+            c[8 * j + 2 * m] = _mm256_unpacklo_epi64(b[8 * j + m], b[8 * j + 4 + m]);
+            c[8 * j + 2 * m + 1] = _mm256_unpackhi_epi64(b[8 * j + m], b[8 * j + 4 + m]);
+        }
+    for (int m = 0; m < 8; m++) {
+        r[m] = _mm256_permute2x128_si256(c[m], c[8 + m], 0x20);
+        r[m + 8] = _mm256_permute2x128_si256(c[m], c[8 + m], 0x31);
+    }
+}
+
+/* Four output pixels' three channels for the strip's sixteen rows. */
+#define DR_FOUR(TAPS)                                                                                   \
+    do {                                                                                                \
+        for (int32_t k = 0; k < (TAPS); k++) {                                                          \
+            __m256i u0 = _mm256_set1_epi16(w0[k]), u1 = _mm256_set1_epi16(w1[k]);                       \
+            __m256i u2 = _mm256_set1_epi16(w2[k]), u3 = _mm256_set1_epi16(w3[k]);                       \
+            const __m256i *p0 = c0 + 3 * k, *p1 = c1 + 3 * k, *p2 = c2 + 3 * k, *p3 = c3 + 3 * k;        \
+            s[0] = _mm256_add_epi16(s[0], _mm256_mulhrs_epi16(_mm256_load_si256(p0), u0));               \
+            s[1] = _mm256_add_epi16(s[1], _mm256_mulhrs_epi16(_mm256_load_si256(p0 + 1), u0));           \
+            s[2] = _mm256_add_epi16(s[2], _mm256_mulhrs_epi16(_mm256_load_si256(p0 + 2), u0));           \
+            s[3] = _mm256_add_epi16(s[3], _mm256_mulhrs_epi16(_mm256_load_si256(p1), u1));               \
+            s[4] = _mm256_add_epi16(s[4], _mm256_mulhrs_epi16(_mm256_load_si256(p1 + 1), u1));           \
+            s[5] = _mm256_add_epi16(s[5], _mm256_mulhrs_epi16(_mm256_load_si256(p1 + 2), u1));           \
+            s[6] = _mm256_add_epi16(s[6], _mm256_mulhrs_epi16(_mm256_load_si256(p2), u2));               \
+            s[7] = _mm256_add_epi16(s[7], _mm256_mulhrs_epi16(_mm256_load_si256(p2 + 1), u2));           \
+            s[8] = _mm256_add_epi16(s[8], _mm256_mulhrs_epi16(_mm256_load_si256(p2 + 2), u2));           \
+            s[9] = _mm256_add_epi16(s[9], _mm256_mulhrs_epi16(_mm256_load_si256(p3), u3));               \
+            s[10] = _mm256_add_epi16(s[10], _mm256_mulhrs_epi16(_mm256_load_si256(p3 + 1), u3));         \
+            s[11] = _mm256_add_epi16(s[11], _mm256_mulhrs_epi16(_mm256_load_si256(p3 + 2), u3));         \
+        }                                                                                               \
+    } while (0)
+
+/* The horizontal taps over the strip's columns (`columns`: one vector of the sixteen rows per
+ * sample), sixteen output pixels at a time, written as bytes to the strip's `rows` rows. */
+DR_AVX2 static void horizontal16(const __m256i *columns, int32_t first_column, const int32_t *starts,
+                                 const int16_t *weights, int32_t taps, int32_t width, int32_t rows, uint8_t *target,
+                                 size_t target_stride) {
+    const __m256i half = _mm256_set1_epi16(32);
+    for (int32_t ox0 = 0; ox0 < width; ox0 += BLOCK16) {
+        int32_t m = width - ox0 < BLOCK16 ? width - ox0 : BLOCK16;
+        __m256i out[48];
+        for (int32_t q = 0; q < BLOCK16; q += 4) {
+            int32_t o[4];
+            for (int32_t j = 0; j < 4; j++) o[j] = ox0 + q + j < width ? ox0 + q + j : width - 1;
+            const int16_t *w0 = weights + (size_t)o[0] * (size_t)taps, *w1 = weights + (size_t)o[1] * (size_t)taps;
+            const int16_t *w2 = weights + (size_t)o[2] * (size_t)taps, *w3 = weights + (size_t)o[3] * (size_t)taps;
+            const __m256i *c0 = columns + (size_t)(starts[o[0]] - first_column) * 3;
+            const __m256i *c1 = columns + (size_t)(starts[o[1]] - first_column) * 3;
+            const __m256i *c2 = columns + (size_t)(starts[o[2]] - first_column) * 3;
+            const __m256i *c3 = columns + (size_t)(starts[o[3]] - first_column) * 3;
+            __m256i s[12];
+            for (int j = 0; j < 12; j++) s[j] = _mm256_setzero_si256();
+            switch (taps) {
+            case 6: DR_FOUR(6); break;
+            case 8: DR_FOUR(8); break;
+            case 10: DR_FOUR(10); break;
+            case 12: DR_FOUR(12); break;
+            case 14: DR_FOUR(14); break;
+            case 16: DR_FOUR(16); break;
+            default: DR_FOUR(taps); break;
+            }
+            for (int j = 0; j < 12; j++) out[q * 3 + j] = _mm256_srai_epi16(_mm256_add_epi16(s[j], half), 6);
+        }
+        transpose16(out);
+        transpose16(out + 16);
+        transpose16(out + 32);
+        /* Row r's 48 values are out[r], out[16 + r], out[32 + r]: packed to bytes (clamped to
+         * 0...255), the in-lane order of the pack undone. */
+        for (int32_t r = 0; r < rows; r++) {
+            __m256i ab = _mm256_permute4x64_epi64(_mm256_packus_epi16(out[r], out[16 + r]), 0xD8);
+            __m128i c = _mm_packus_epi16(_mm256_castsi256_si128(out[32 + r]), _mm256_extracti128_si256(out[32 + r], 1));
+            uint8_t *t = target + (size_t)r * target_stride + (size_t)ox0 * 3;
+            if (m == BLOCK16) {
+                _mm256_storeu_si256((__m256i *)t, ab);
+                _mm_storeu_si128((__m128i *)(t + 32), c);
+            } else {
+                uint8_t bytes[48];
+                _mm256_storeu_si256((__m256i *)bytes, ab);
+                _mm_storeu_si128((__m128i *)(bytes + 32), c);
+                memcpy(t, bytes, (size_t)m * 3);
+            }
+        }
+    }
+}
+
+/* The layout of the fixed-point path's scratch, in bytes from a 32-byte aligned start. */
+typedef struct {
+    size_t rows, merged, hweights, vweights, strip, columns, total, row;
+} fixed_layout;
+
+static size_t align32(size_t n) { return (n + 31) / 32 * 32; }
+
+static fixed_layout layout16(const dr_resample_axis *h, const dr_resample_axis *v) {
+    dr_span span = dr_columns_read(h);
+    size_t samples = (size_t)(span.end - span.first) * 3;
+    fixed_layout l;
+    l.row = (samples + 15) / 16 * 16;
+    size_t at = 0;
+    l.rows = at; at = align32(at + (size_t)v->taps * 2 * sizeof(const uint8_t *));
+    l.merged = at; at = align32(at + (size_t)v->taps * 4 * sizeof(int16_t));
+    l.hweights = at; at = align32(at + (size_t)h->output_size * (size_t)h->taps * sizeof(int16_t));
+    l.vweights = at; at = align32(at + (size_t)v->output_size * (size_t)v->taps * sizeof(int16_t));
+    l.strip = at; at = align32(at + STRIP16 * l.row * sizeof(int16_t));
+    l.columns = at; at = align32(at + l.row * STRIP16 * sizeof(int16_t));
+    l.total = at + 32;
+    return l;
+}
+
+size_t dr_resample_fixed_scratch_bytes(const dr_resample_axis *h, const dr_resample_axis *v) {
+    return layout16(h, v).total;
+}
+
+DR_AVX2 int dr_resample_fixed_avx2(const uint8_t *source, int32_t source_width, int32_t source_height,
+                                   size_t source_stride, const dr_resample_axis *h, const dr_resample_axis *v,
+                                   uint8_t *target, size_t target_stride, void *scratch, size_t scratch_bytes) {
+    fixed_layout l = layout16(h, v);
+    if (scratch_bytes < l.total || h->taps < 2 || v->taps < 1) return -1;
+    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 31) & ~(uintptr_t)31);
+    const uint8_t **rows = (const uint8_t **)(void *)(base + l.rows);
+    int16_t *merged = (int16_t *)(void *)(base + l.merged), *second_merged = merged + 2 * v->taps;
+    int16_t *hw = (int16_t *)(void *)(base + l.hweights), *vw = (int16_t *)(void *)(base + l.vweights);
+    int16_t *strip = (int16_t *)(void *)(base + l.strip);
+    __m256i *columns = (__m256i *)(void *)(base + l.columns);
+    quantise(h, hw);
+    quantise(v, vw);
+    dr_span span = dr_columns_read(h);
+    int32_t real_columns = span.end > source_width ? source_width - span.first : span.end - span.first;
+    int32_t samples = real_columns * 3;
+    int32_t taps = v->taps;
+    memset(strip, 0, STRIP16 * l.row * sizeof(int16_t));
+
+    for (int32_t oy0 = 0; oy0 < v->output_size; oy0 += STRIP16) {
+        int32_t n = v->output_size - oy0 < STRIP16 ? v->output_size - oy0 : STRIP16;
+        for (int32_t s = 0; s < n; s += 2) {
+            int32_t oy = oy0 + s;
+            int32_t count = s + 1 < n ? 2 : 1;
+            int16_t *ta = strip + (size_t)s * l.row, *tb = count == 2 ? ta + l.row : ta;
+            int32_t start_a = v->starts[oy], start_b = count == 2 ? v->starts[oy + 1] : start_a;
+            const int16_t *wa = vw + (size_t)oy * (size_t)taps, *wb = count == 2 ? wa + taps : wa;
+            int32_t first = start_a < start_b ? start_a : start_b;
+            int32_t span_rows = (start_a < start_b ? start_b : start_a) - first + taps;
+            if (span_rows <= taps + taps / 2) {
+                /* The two rows' source rows overlap by at least half: one pass over both. */
+                int32_t shift_a = start_a - first, shift_b = start_b - first;
+                for (int32_t k = 0; k < span_rows; k++) {
+                    /* A read one past the last row meets a zero weight; it repeats the last row. */
+                    int32_t y = first + k < source_height ? first + k : source_height - 1;
+                    rows[k] = source + (size_t)y * source_stride + (size_t)span.first * 3;
+                    merged[k] = k >= shift_a && k - shift_a < taps ? wa[k - shift_a] : 0;
+                    second_merged[k] = k >= shift_b && k - shift_b < taps ? wb[k - shift_b] : 0;
+                }
+                vertical2(rows, merged, second_merged, span_rows, samples, ta, tb);
+            } else {
+                /* Far apart (a window so narrow that the filter is wider than its step): each alone. */
+                for (int32_t r = 0; r < count; r++) {
+                    int32_t row_first = r == 0 ? start_a : start_b;
+                    const int16_t *w = r == 0 ? wa : wb;
+                    for (int32_t k = 0; k < taps; k++) {
+                        int32_t y = row_first + k < source_height ? row_first + k : source_height - 1;
+                        rows[k] = source + (size_t)y * source_stride + (size_t)span.first * 3;
+                    }
+                    int16_t *t = r == 0 ? ta : tb;
+                    vertical2(rows, w, w, taps, samples, t, t);
+                }
+            }
+        }
+        for (size_t i = 0; i < l.row; i += 16) {
+            __m256i r16[16];
+            for (int32_t j = 0; j < STRIP16; j++) r16[j] = _mm256_loadu_si256((const __m256i *)(strip + (size_t)j * l.row + i));
+            transpose16(r16);
+            for (int32_t j = 0; j < 16; j++) _mm256_store_si256(columns + i + (size_t)j, r16[j]);
+        }
+        horizontal16(columns, span.first, h->starts, hw, h->taps, h->output_size, n, target + (size_t)oy0 * target_stride,
+                     target_stride);
+    }
+    return 0;
+}
+
+#endif
