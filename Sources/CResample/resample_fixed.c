@@ -10,10 +10,16 @@
  * tap's weight broadcast: 16 output rows at once, no sum gathered from lanes. Sixteen output
  * pixels' sums are transposed back and written as bytes, clamped to 0...255 by the pack.
  *
- * Error against exact arithmetic: each product is rounded to 1/64 of a level, so a sum of n taps
- * is within n/128 of a level before the final rounding (within a level of the float passes,
- * which the tests check). Headroom: a sample can reach 255 × 64 × 1.35 ≈ 22,000 in either pass
- * (the largest sum of |weights| a clipped Lanczos-3 window has), within int16. */
+ * An axis whose weights are all under one (the usual case) has them with 15 fractional bits; one
+ * with a weight of one or more (an edge of an enlarged picture, where the cut filter's weights are
+ * renormalised to about 1.2) with 14, its horizontal sums then with five fractional bits; an axis
+ * with a weight beyond ±2 (only a degenerate window) is left to the float passes.
+ *
+ * Error against exact arithmetic: each product is rounded to 1/64 of a level (1/32 in a
+ * horizontal pass with 14-bit weights), so a sum of n taps is within n/128 (n/64) of a level
+ * before the final rounding: within a level of the float passes, which the tests check.
+ * Headroom: a sample can reach 255 × 64 × 1.35 ≈ 22,000 in either pass (the largest sum of
+ * |weights| a clipped Lanczos-3 window has), within int16. */
 #include "resample_internal.h"
 
 #if DR_RESAMPLE_X86
@@ -25,25 +31,35 @@
 
 enum { STRIP16 = 16, BLOCK16 = 16 };
 
-/* One axis's weights in Q15 (32768 is 1), each output's summing to 32768 (less one where its
- * largest weight alone would be 32768, the most an int16 holds being 32767). */
-static void quantise(const dr_resample_axis *axis, int16_t *out) {
+/* One axis's weights as 16-bit integers with `bits` fractional bits, each output's summing to
+ * one exactly: 15 bits (32768 is one) when every weight is under one, 14 when some weight is
+ * not (at a picture's edge, where the filter is cut and its weights renormalised, one can
+ * reach about 1.2). Returns the bits, or 0 when a weight is beyond ±2 (a degenerate window),
+ * which the fixed-point passes cannot hold. */
+static int quantise(const dr_resample_axis *axis, int16_t *out) {
+    size_t count = (size_t)axis->output_size * (size_t)axis->taps;
+    float largest = 0;
+    for (size_t i = 0; i < count; i++) {
+        float magnitude = axis->weights[i] < 0 ? -axis->weights[i] : axis->weights[i];
+        if (magnitude > largest) largest = magnitude;
+    }
+    if (largest >= 1.99f) return 0;
+    int bits = largest < 0.999f ? 15 : 14;
+    float one = (float)(1 << bits);
     for (int32_t i = 0; i < axis->output_size; i++) {
         const float *w = axis->weights + (size_t)i * (size_t)axis->taps;
         int16_t *q = out + (size_t)i * (size_t)axis->taps;
-        int32_t sum = 0, largest = 0;
+        int32_t sum = 0, top = 0;
         for (int32_t k = 0; k < axis->taps; k++) {
-            float v = w[k] * 32768.0f;
-            int32_t r = (int32_t)(v < 0 ? v - 0.5f : v + 0.5f);
-            if (r > 32767) r = 32767;
-            if (r < -32768) r = -32768;
-            q[k] = (int16_t)r;
-            sum += r;
-            if (q[k] > q[largest]) largest = k;
+            float v = w[k] * one;
+            q[k] = (int16_t)(int32_t)(v < 0 ? v - 0.5f : v + 0.5f);
+            sum += q[k];
+            if (q[k] > q[top]) top = k;
         }
-        int32_t fixed = q[largest] + (32768 - sum);
-        q[largest] = (int16_t)(fixed > 32767 ? 32767 : fixed < -32768 ? -32768 : fixed);
+        int32_t fixed = q[top] + ((1 << bits) - sum);
+        q[top] = (int16_t)(fixed > 32767 ? 32767 : fixed);
     }
+    return bits;
 }
 
 /* The rounding multiply of _mm256_mulhrs_epi16, for the few samples past the last whole vector. */
@@ -52,17 +68,20 @@ DR_INLINE int16_t mulhrs(int16_t x, int16_t w) { return (int16_t)(((int32_t)x * 
 /* Two output rows' vertical sums (Q6: 64 is one level) over `count` source rows, each row's
  * bytes widened and scaled once for both. */
 DR_AVX2 static void vertical2(const uint8_t *const *rows, const int16_t *wa, const int16_t *wb, int32_t count,
-                              int32_t samples, int16_t *ta, int16_t *tb) {
+                              int32_t samples, int32_t shift, int16_t *ta, int16_t *tb) {
+    /* Bytes shifted so that the products come out with six fractional bits (the weights have
+     * `21 - shift` of them). */
+    const __m128i by = _mm_cvtsi32_si128(shift);
     int32_t i = 0;
     for (; i + 64 <= samples; i += 64) {
         __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
         for (int32_t k = 0; k < count; k++) {
             const uint8_t *r = rows[k] + i;
             __m256i u = _mm256_set1_epi16(wa[k]), v = _mm256_set1_epi16(wb[k]);
-            __m256i x0 = _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)r)), 6);
-            __m256i x1 = _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(r + 16))), 6);
-            __m256i x2 = _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(r + 32))), 6);
-            __m256i x3 = _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(r + 48))), 6);
+            __m256i x0 = _mm256_sll_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)r)), by);
+            __m256i x1 = _mm256_sll_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(r + 16))), by);
+            __m256i x2 = _mm256_sll_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(r + 32))), by);
+            __m256i x3 = _mm256_sll_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(r + 48))), by);
             a0 = _mm256_add_epi16(a0, _mm256_mulhrs_epi16(x0, u));
             a1 = _mm256_add_epi16(a1, _mm256_mulhrs_epi16(x1, u));
             a2 = _mm256_add_epi16(a2, _mm256_mulhrs_epi16(x2, u));
@@ -84,7 +103,7 @@ DR_AVX2 static void vertical2(const uint8_t *const *rows, const int16_t *wa, con
     for (; i + 16 <= samples; i += 16) {
         __m256i a = _mm256_setzero_si256(), b = a;
         for (int32_t k = 0; k < count; k++) {
-            __m256i x = _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(rows[k] + i))), 6);
+            __m256i x = _mm256_sll_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(rows[k] + i))), by);
             a = _mm256_add_epi16(a, _mm256_mulhrs_epi16(x, _mm256_set1_epi16(wa[k])));
             b = _mm256_add_epi16(b, _mm256_mulhrs_epi16(x, _mm256_set1_epi16(wb[k])));
         }
@@ -94,7 +113,7 @@ DR_AVX2 static void vertical2(const uint8_t *const *rows, const int16_t *wa, con
     for (; i < samples; i++) {
         int16_t a = 0, b = 0;
         for (int32_t k = 0; k < count; k++) {
-            int16_t x = (int16_t)(rows[k][i] << 6);
+            int16_t x = (int16_t)(rows[k][i] << shift);
             a = (int16_t)(a + mulhrs(x, wa[k]));
             b = (int16_t)(b + mulhrs(x, wb[k]));
         }
@@ -152,9 +171,11 @@ DR_AVX2 DR_INLINE void transpose16(__m256i r[16]) {
 /* The horizontal taps over the strip's columns (`columns`: one vector of the sixteen rows per
  * sample), sixteen output pixels at a time, written as bytes to the strip's `rows` rows. */
 DR_AVX2 static void horizontal16(const __m256i *columns, int32_t first_column, const int32_t *starts,
-                                 const int16_t *weights, int32_t taps, int32_t width, int32_t rows, uint8_t *target,
-                                 size_t target_stride) {
-    const __m256i half = _mm256_set1_epi16(32);
+                                 const int16_t *weights, int32_t bits, int32_t taps, int32_t width, int32_t rows,
+                                 uint8_t *target, size_t target_stride) {
+    /* The sums have `bits - 9` fractional bits (six with 15-bit weights, five with 14). */
+    const __m128i fraction = _mm_cvtsi32_si128(bits - 9);
+    const __m256i half = _mm256_set1_epi16((int16_t)(1 << (bits - 10)));
     for (int32_t ox0 = 0; ox0 < width; ox0 += BLOCK16) {
         int32_t m = width - ox0 < BLOCK16 ? width - ox0 : BLOCK16;
         __m256i out[48];
@@ -178,7 +199,7 @@ DR_AVX2 static void horizontal16(const __m256i *columns, int32_t first_column, c
             case 16: DR_FOUR(16); break;
             default: DR_FOUR(taps); break;
             }
-            for (int j = 0; j < 12; j++) out[q * 3 + j] = _mm256_srai_epi16(_mm256_add_epi16(s[j], half), 6);
+            for (int j = 0; j < 12; j++) out[q * 3 + j] = _mm256_sra_epi16(_mm256_add_epi16(s[j], half), fraction);
         }
         transpose16(out);
         transpose16(out + 16);
@@ -240,8 +261,9 @@ DR_AVX2 int dr_resample_fixed_avx2(const uint8_t *source, int32_t source_width, 
     int16_t *hw = (int16_t *)(void *)(base + l.hweights), *vw = (int16_t *)(void *)(base + l.vweights);
     int16_t *strip = (int16_t *)(void *)(base + l.strip);
     __m256i *columns = (__m256i *)(void *)(base + l.columns);
-    quantise(h, hw);
-    quantise(v, vw);
+    int hbits = quantise(h, hw), vbits = quantise(v, vw);
+    if (hbits == 0 || vbits == 0) return 1;
+    int32_t vshift = 21 - vbits;
     dr_span span = dr_columns_read(h);
     int32_t real_columns = span.end > source_width ? source_width - span.first : span.end - span.first;
     int32_t samples = real_columns * 3;
@@ -268,7 +290,7 @@ DR_AVX2 int dr_resample_fixed_avx2(const uint8_t *source, int32_t source_width, 
                     merged[k] = k >= shift_a && k - shift_a < taps ? wa[k - shift_a] : 0;
                     second_merged[k] = k >= shift_b && k - shift_b < taps ? wb[k - shift_b] : 0;
                 }
-                vertical2(rows, merged, second_merged, span_rows, samples, ta, tb);
+                vertical2(rows, merged, second_merged, span_rows, samples, vshift, ta, tb);
             } else {
                 /* Far apart (a window so narrow that the filter is wider than its step): each alone. */
                 for (int32_t r = 0; r < count; r++) {
@@ -279,7 +301,7 @@ DR_AVX2 int dr_resample_fixed_avx2(const uint8_t *source, int32_t source_width, 
                         rows[k] = source + (size_t)y * source_stride + (size_t)span.first * 3;
                     }
                     int16_t *t = r == 0 ? ta : tb;
-                    vertical2(rows, w, w, taps, samples, t, t);
+                    vertical2(rows, w, w, taps, samples, vshift, t, t);
                 }
             }
         }
@@ -289,7 +311,7 @@ DR_AVX2 int dr_resample_fixed_avx2(const uint8_t *source, int32_t source_width, 
             transpose16(r16);
             for (int32_t j = 0; j < 16; j++) _mm256_store_si256(columns + i + (size_t)j, r16[j]);
         }
-        horizontal16(columns, span.first, h->starts, hw, h->taps, h->output_size, n, target + (size_t)oy0 * target_stride,
+        horizontal16(columns, span.first, h->starts, hw, hbits, h->taps, h->output_size, n, target + (size_t)oy0 * target_stride,
                      target_stride);
     }
     return 0;

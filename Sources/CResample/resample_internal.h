@@ -30,8 +30,9 @@ static inline dr_span dr_columns_read(const dr_resample_axis *horizontal) {
 #if DR_RESAMPLE_X86
 /* Bytes of scratch the fixed-point passes need (from any address: they align it themselves). */
 size_t dr_resample_fixed_scratch_bytes(const dr_resample_axis *horizontal, const dr_resample_axis *vertical);
-/* The fixed-point passes; the caller has checked that the processor has AVX2. Returns 0, or -1
- * when the scratch is too small. */
+/* The fixed-point passes; the caller has checked that the processor has AVX2. Returns 0; -1
+ * when the scratch is too small; 1 when a weight is beyond what they hold (the float passes
+ * must run instead). */
 int dr_resample_fixed_avx2(const uint8_t *source, int32_t source_width, int32_t source_height, size_t source_stride,
                            const dr_resample_axis *horizontal, const dr_resample_axis *vertical, uint8_t *target,
                            size_t target_stride, void *scratch, size_t scratch_bytes);

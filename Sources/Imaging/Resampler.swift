@@ -56,34 +56,44 @@ struct ResampleAxis {
         var starts = [Int](repeating: 0, count: outputSize)
         var weights = [Float](repeating: 0, count: outputSize * taps)
         var scratch = [Double](repeating: 0, count: taps)
-        for i in 0..<outputSize {
-            let centre = windowStart + (Double(i) + 0.5) * scale
-            // Pixel j (centre j + 0.5) contributes when |j + 0.5 - centre| < support.
-            var first = max(Int((centre - support - 0.5).rounded(.down)) + 1, 0)
-            var last = min(Int((centre + support - 0.5).rounded(.up)) - 1, sourceSize - 1)
-            if last - first + 1 > taps { last = first + taps - 1 }
-            var total = 0.0
-            var count = 0
-            if last >= first {
-                for j in first...last {
-                    let weight = Self.kernel((Double(j) + 0.5 - centre) / filterScale)
-                    scratch[j - first] = weight
-                    total += weight
-                    count += 1
+        // Through buffer pointers, the table read once: with every array access checked and the
+        // table looked up per tap, making the taps cost about 1 % of a photo's CPU.
+        Self.kernelTable.withUnsafeBufferPointer { table in
+            starts.withUnsafeMutableBufferPointer { starts in
+                weights.withUnsafeMutableBufferPointer { weights in
+                    scratch.withUnsafeMutableBufferPointer { scratch in
+                        for i in 0..<outputSize {
+                            let centre = windowStart + (Double(i) + 0.5) * scale
+                            // Pixel j (centre j + 0.5) contributes when |j + 0.5 - centre| < support.
+                            var first = max(Int((centre - support - 0.5).rounded(.down)) + 1, 0)
+                            var last = min(Int((centre + support - 0.5).rounded(.up)) - 1, sourceSize - 1)
+                            if last - first + 1 > taps { last = first + taps - 1 }
+                            var total = 0.0
+                            var count = 0
+                            if last >= first {
+                                for j in first...last {
+                                    let weight = Self.kernel((Double(j) + 0.5 - centre) / filterScale, table: table)
+                                    scratch[j - first] = weight
+                                    total += weight
+                                    count += 1
+                                }
+                            }
+                            if count == 0 || abs(total) < 1e-9 {
+                                // Degenerate (a window outside the source): take the nearest source pixel.
+                                first = min(max(Int(centre), 0), sourceSize - 1)
+                                scratch[0] = 1
+                                total = 1
+                                count = 1
+                            }
+                            // Shift the start left near the far edge so that all `taps` reads stay inside the source.
+                            let start = max(0, min(first, sourceSize - taps))
+                            starts[i] = start
+                            for k in 0..<count where first - start + k < taps {
+                                weights[i * taps + first - start + k] = Float(scratch[k] / total)
+                            }
+                        }
+                    }
                 }
-            }
-            if count == 0 || abs(total) < 1e-9 {
-                // Degenerate (a window outside the source): take the nearest source pixel.
-                first = min(max(Int(centre), 0), sourceSize - 1)
-                scratch[0] = 1
-                total = 1
-                count = 1
-            }
-            // Shift the start left near the far edge so that all `taps` reads stay inside the source.
-            let start = max(0, min(first, sourceSize - taps))
-            starts[i] = start
-            for k in 0..<count where first - start + k < taps {
-                weights[i * taps + first - start + k] = Float(scratch[k] / total)
             }
         }
         self.outputSize = outputSize
@@ -109,15 +119,18 @@ struct ResampleAxis {
     static let kernelTable: [Double] = (0...Int(lobes * tableResolution) + 1).map { lanczos(Double($0) / tableResolution) }
 
     /// `lanczos(x)` from the table.
-    @inline(__always)
     static func kernel(_ x: Double) -> Double {
+        kernelTable.withUnsafeBufferPointer { table in kernel(x, table: table) }
+    }
+
+    /// `lanczos(x)` from `table` (`kernelTable`, already at hand).
+    @inline(__always)
+    static func kernel(_ x: Double, table: UnsafeBufferPointer<Double>) -> Double {
         let position = abs(x) * tableResolution
         guard position < lobes * tableResolution else { return 0 }
         let index = Int(position)
         let fraction = position - Double(index)
-        return kernelTable.withUnsafeBufferPointer { table in
-            table[index] + (table[index + 1] - table[index]) * fraction
-        }
+        return table[index] + (table[index + 1] - table[index]) * fraction
     }
 }
 
