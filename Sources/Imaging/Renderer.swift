@@ -6,10 +6,13 @@ import Musl
 import Darwin
 #endif
 
-/// One render: plans the variants from the header, decodes once, places crops, resamples and encodes.
+/// One render: plans the variants from the header, decodes once, makes the `contain` variants,
+/// the analysis copy (from one of them when one is large enough) and the crops, then the `cover` variants.
 struct Renderer {
-    /// The analysis copy (statistics, attention) is the decoded picture box-reduced by an
-    /// integer factor until its long edge is at most this.
+    /// The analysis copy (statistics, placeholder, attention map) is box-reduced by an integer
+    /// factor until its long edge is at most this, from the smallest `contain` variant whose long
+    /// edge is at least this (made before it; with the default recipes the 1024-pixel preview,
+    /// halved), else from the decoded picture (`analysisSource(among:)`).
     static let analysisMaxEdge = 512
     /// A variant is derived from a larger variant (instead of the decoded raster) only when that
     /// variant has at least this many pixels per output pixel along each axis. At 2× the
@@ -121,18 +124,14 @@ struct Renderer {
             raster: turned, ratioX: exactScale ?? Double(turned.width) / Double(displayWidth),
             ratioY: exactScale ?? Double(turned.height) / Double(displayHeight), mirrorX: steps.mirrorX, mirrorY: steps.mirrorY)
 
-        let factor = max(1, (max(turned.width, turned.height) + Self.analysisMaxEdge - 1) / Self.analysisMaxEdge)
-        let analysis = try turned.boxReduced(by: factor, mirrorX: steps.mirrorX, mirrorY: steps.mirrorY)
-        let statistics = PictureAnalysis.statistics(of: analysis)
-        let placeholder = ThumbHash.encode(try Self.placeholderRaster(analysis))
-        placeCrops(&plans, analysis: analysis, factor: factor, base: base, displayWidth: displayWidth, displayHeight: displayHeight)
-        timings.analysis = lap()
-
-        // Largest first, so smaller variants can be derived from larger ones.
+        // The `contain` variants first, largest first (a smaller one may be derived from a larger
+        // one): they need no crop, and one of them can serve as the analysis copy's source.
         let order = plans.indices.sorted { plans[$0].width * plans[$0].height > plans[$1].width * plans[$1].height }
         var sources = [base]
         var variants = [RenderedVariant?](repeating: nil, count: plans.count)
-        for index in order {
+        /// Resamples and encodes plan `index` from the best source made so far; a `contain`
+        /// variant becomes a source for the ones after it.
+        func make(_ index: Int) throws {
             let plan = plans[index]
             let window = plan.crop ?? CropRect(x: 0, y: 0, width: displayWidth, height: displayHeight)
             let source = Self.source(for: plan, window: window, among: sources)
@@ -160,6 +159,19 @@ struct Renderer {
                 name: plan.recipe.name, width: raster.width, height: raster.height, format: plan.recipe.format,
                 bytes: encoded, crop: plan.crop, cropSource: plan.cropSource)
         }
+        for index in order where plans[index].recipe.fit == .contain { try make(index) }
+
+        let analysisSource = Self.analysisSource(among: sources)
+        let factor = Self.analysisFactor(analysisSource.raster)
+        let analysis = try analysisSource.raster.boxReduced(by: factor, mirrorX: analysisSource.mirrorX, mirrorY: analysisSource.mirrorY)
+        let statistics = PictureAnalysis.statistics(of: analysis)
+        let placeholder = ThumbHash.encode(try Self.placeholderRaster(analysis))
+        placeCrops(&plans, analysis: analysis, factor: factor, source: analysisSource,
+                   displayWidth: displayWidth, displayHeight: displayHeight)
+        timings.analysis = lap()
+
+        // Then the `cover` variants, their windows placed, from any source per the same rule.
+        for index in order where plans[index].recipe.fit == .cover { try make(index) }
         var result = RenderResult(
             info: info, displayWidth: displayWidth, displayHeight: displayHeight,
             decodedWidth: decodedWidth, decodedHeight: decodedHeight,
@@ -241,9 +253,11 @@ struct Renderer {
         }
     }
 
-    /// Positions the windows of `cover` plans that have no stored crop.
+    /// Positions the windows of `cover` plans that have no stored crop. `analysis` is `source`
+    /// (upright, or the decode with its flips) box-reduced by `factor`, so one of its pixels
+    /// covers `factor / source.ratio` display pixels along each axis.
     func placeCrops(
-        _ plans: inout [Plan], analysis: Raster, factor: Int, base: Source, displayWidth: Int, displayHeight: Int
+        _ plans: inout [Plan], analysis: Raster, factor: Int, source: Source, displayWidth: Int, displayHeight: Int
     ) {
         var attention: AttentionCrop?
         for index in plans.indices where plans[index].recipe.fit == .cover && plans[index].crop == nil {
@@ -258,7 +272,7 @@ struct Renderer {
             } else if options.crop == .attention {
                 if attention == nil {
                     attention = AttentionCrop(
-                        analysis: analysis, cellWidth: Double(factor) / base.ratioX, cellHeight: Double(factor) / base.ratioY)
+                        analysis: analysis, cellWidth: Double(factor) / source.ratioX, cellHeight: Double(factor) / source.ratioY)
                 }
                 plans[index].crop = attention?.bestWindow(
                     width: plan.windowWidth, height: plan.windowHeight, displayWidth: displayWidth, displayHeight: displayHeight)
@@ -271,6 +285,22 @@ struct Renderer {
                 plans[index].cropSource = .centre
             }
         }
+    }
+
+    /// The source of the analysis copy: the smallest `contain` variant among `sources` (after the
+    /// decode, `sources[0]`) whose long edge is at least `analysisMaxEdge`, else the decode. A
+    /// variant is upright and a fraction of the decode's size, so its reduction reads megabytes
+    /// less; the statistics (sharpness, mean luma, clipping) are then measured on that variant's
+    /// Lanczos-resampled pixels at a scale that no longer depends on the decode scale.
+    static func analysisSource(among sources: [Source]) -> Source {
+        sources.dropFirst()
+            .filter { max($0.raster.width, $0.raster.height) >= analysisMaxEdge }
+            .min { $0.raster.width * $0.raster.height < $1.raster.width * $1.raster.height } ?? sources[0]
+    }
+
+    /// The integer factor that brings `raster`'s long edge to at most `analysisMaxEdge`.
+    static func analysisFactor(_ raster: Raster) -> Int {
+        max(1, (max(raster.width, raster.height) + analysisMaxEdge - 1) / analysisMaxEdge)
     }
 
     /// The smallest raster with at least `derivationFactor` source pixels per output pixel, else the decode.
