@@ -124,15 +124,21 @@ extension PictureRecord {
 
     /// This picture completed by a duplicate of its bytes that arrived with more (a Google
     /// Takeout file with its sidecar, after a bare copy): its trusted capture time when this
-    /// picture has none or only an untrusted one, its location when this one has none. A value
-    /// this picture has from a trusted source is never replaced: the first one stays. The
-    /// metadata read takes the duplicate's `capture_time` or `location` too, with a warning
-    /// saying where they came from. Nil when the duplicate adds nothing.
+    /// picture has none or only an untrusted one, or when both read the same clock time and the
+    /// duplicate knows its zone better (an old phone's EXIF time has no offset: the bare copy's
+    /// zone was assumed, the Takeout sidecar's instant gives it); its location when this one
+    /// has none. A value this picture has from a trusted source is never replaced otherwise:
+    /// the first one stays. The metadata read takes the duplicate's `capture_time` or
+    /// `location` too, with a warning saying where they came from. Nil when the duplicate adds
+    /// nothing.
     public func completed(by duplicate: CaptureFacts) -> PictureRecord? {
         var picture = self
         var took: [String] = []
         var keys: [String] = []
-        if momentTime == nil, let time = duplicate.time, time.trusted {
+        if let time = duplicate.time, time.trusted,
+           momentTime == nil
+            || (time.capturedLocal != nil && time.capturedLocal == capturedLocal
+                && Self.zoneRank(time.zoneSource) > Self.zoneRank(timeZoneSource)) {
             picture.setTime(time, camera: duplicate.cameraCapturedAt)
             took.append("capture time (\(time.source ?? "unknown source"))")
             keys += ["capture_time", "camera_capture_time"]
@@ -146,6 +152,18 @@ extension PictureRecord {
         let note = took.joined(separator: " and ") + " from \(duplicate.sourceName), a duplicate of these bytes that had them"
         picture.metadataJson = Self.metadata(metadataJson, taking: keys, from: duplicate.metadataJson, note: note)
         return picture
+    }
+
+    /// How well a capture time's zone is known (`OffsetSource`'s raw values): recorded with the
+    /// time, or from the GPS clock or a sidecar's instant, above the camera's maker note, above
+    /// the place's zone, above an assumed default.
+    static func zoneRank(_ source: String?) -> Int {
+        switch source {
+        case "recorded", "gps", "sidecar": 3
+        case "maker_note": 2
+        case "place": 1
+        default: 0
+        }
     }
 
     /// `metadata` with the values of `keys` taken from `other` and `note` added to its warnings

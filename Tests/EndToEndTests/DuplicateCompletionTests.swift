@@ -210,6 +210,45 @@ struct DuplicateCompletionTests {
         #expect(try opened.catalog.rebuildMoments(apply: false).isEmpty)
     }
 
+    @Test("a trusted time whose zone was assumed takes the zone a duplicate knows for the same clock time, as in the other order",
+          arguments: CatalogKind.available)
+    func assumedZoneTakesTheKnownOne(store: CatalogKind) throws {
+        // An old phone's EXIF time without an offset: the bare copy's zone is the default one
+        // (UTC here); its Takeout twin's sidecar instant gives the offset (+2 h) for the same
+        // clock reading.
+        let assumed = CaptureFacts.Time(capturedAt: Self.t0 + 7200, capturedLocal: "2019-07-01T12:00:00", capturedOffset: nil,
+                                        source: "exif_original", zoneSource: "assumed", trusted: true)
+        let known = CaptureFacts.Time(capturedAt: Self.t0, capturedLocal: "2019-07-01T12:00:00", capturedOffset: 7200,
+                                      source: "exif_original", zoneSource: "sidecar", trusted: true)
+        let bareCopy = Self.facts("Copies/copy-of-3.jpg", time: assumed, location: nil)
+        let twin = Self.facts("Takeout/IMG_1003.jpg", time: known, location: Self.place(40))
+
+        let first = try Opened(store)
+        defer { first.close() }
+        let id = try Self.add(Self.picture("copy", bareCopy), to: first.catalog)
+        try first.catalog.recordDuplicate(Self.job(twin.sourceName), of: id, facts: twin)
+        let completed = try #require(try first.catalog.picture(id: id))
+        #expect(completed.momentTime == Self.t0 && completed.capturedOffset == 7200 && completed.timeZoneSource == "sidecar")
+        #expect(completed.locationSource == "sidecar")
+
+        let second = try Opened(store)
+        defer { second.close() }
+        let other = try Self.add(Self.picture("copy", twin), to: second.catalog)
+        try second.catalog.recordDuplicate(Self.job(bareCopy.sourceName), of: other, facts: bareCopy)
+        #expect(try second.catalog.picture(id: other)?.timeZoneSource == "sidecar", "an assumed zone never replaces a known one")
+        #expect(try Self.content(first.catalog) == Self.content(second.catalog))
+
+        // Another clock reading is another time: a trusted one stays, however well the other's zone is known.
+        let third = try Opened(store)
+        defer { third.close() }
+        let kept = try Self.add(Self.picture("copy", bareCopy), to: third.catalog)
+        var later = known
+        later.capturedLocal = "2019-07-01T13:00:00"
+        later.capturedAt = Self.t0 + 3600
+        try third.catalog.recordDuplicate(Self.job("x.jpg"), of: kept, facts: Self.facts("x.jpg", time: later, location: nil))
+        #expect(try third.catalog.picture(id: kept)?.momentTime == Self.t0 + 7200)
+    }
+
     @Test("importing a bare copy, then the Takeout folder with its sidecar, gives the pictures and moments of the other order",
           arguments: CatalogKind.available)
     func importOrderDoesNotMatter(store: CatalogKind) throws {
