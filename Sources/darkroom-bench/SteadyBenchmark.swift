@@ -94,6 +94,9 @@ enum SteadyBenchmark {
         var workerPeakKilobytes = 0
         var stages = [String: Double]()
         var stageWall = [String: Double]()
+        /// Each round's CPU per photo, so that the variance between rounds shows.
+        var workerRounds: [Double] = []
+        var vipsRounds: [Double] = []
     }
 
     static func worker(_ options: Options, corpus: URL, darkroom: URL, work: URL) throws -> [Verdict] {
@@ -157,6 +160,7 @@ enum SteadyBenchmark {
                         stderr: workspace.log, environment: [StageProfile.variable: profile.path])
                     try workspace.verify(expected: count, run: child)
                     sums.worker += child.cpuSeconds * 1000
+                    sums.workerRounds.append(child.cpuSeconds * 1000 / Double(count))
                     sums.workerPeakKilobytes = max(sums.workerPeakKilobytes, child.peakKilobytes)
                     sums.photos += count
                     for (stage, cpu, wall) in readProfile(profile) {
@@ -168,6 +172,7 @@ enum SteadyBenchmark {
                                                      environment: vipsEnvironment, watchMemory: false)
                     guard child.status == 0 else { throw BenchError("pyvips exited with status \(child.status)") }
                     sums.vips += max(0, child.cpuSeconds * 1000 - startup)
+                    sums.vipsRounds.append(max(0, child.cpuSeconds * 1000 - startup) / Double(count))
                 }
             }
         }
@@ -210,6 +215,11 @@ enum SteadyBenchmark {
             ["ratio", vipsStartup == nil ? "-" : Table.number(worker / vips, 3)],
         ])
         print("")
+        if sums.workerRounds.count > 1 || sums.vipsRounds.count > 1 {
+            // Each side's rounds, so that a reader sees how far one run's ratio can move.
+            let rounds = zip(sums.workerRounds, sums.vipsRounds).map { "\(Table.number($0)) / \(Table.number($1)) = \(Table.number($0 / $1, 3))" }
+            print("Round by round (worker / pyvips, CPU ms per photo): \(rounds.joined(separator: "; ")).\n")
+        }
         print("\(labels.count) photos (\(labels.joined(separator: "; "))), each copied \(options.copies) times with a few bytes")
         print("appended: \(count) photos a run, \(options.rounds) rounds, the two sides alternated. CPU time (user + system) of each")
         print("child from wait4, not wall time (the machine may be shared). \(vipsVersion). The worker's peak memory:")
