@@ -203,10 +203,15 @@ struct DuplicateCompletionTests {
         let placed = try #require(try opened.catalog.picture(id: timed))
         #expect(placed.momentTime == Self.t0 + 300 && placed.timeSource == "sidecar")
         #expect(placed.latitude == Self.place(5_000).latitude && placed.locationSource == "sidecar")
-        // A duplicate whose time is untrusted too gives no time.
+        // A duplicate whose time is untrusted too gives no time; its place is still taken, though
+        // the picture stays out of moments.
         let untimed = try Self.add(Self.picture("lone", Self.bare), to: opened.catalog)
-        try opened.catalog.recordDuplicate(Self.job("f.jpg"), of: untimed, facts: Self.facts("f.jpg", time: Self.fileTime, location: nil))
-        #expect(try opened.catalog.picture(id: untimed)?.momentTime == nil)
+        try opened.catalog.recordDuplicate(Self.job("f.jpg"), of: untimed,
+                                           facts: Self.facts("f.jpg", time: Self.fileTime, location: Self.place(900)))
+        let placedOnly = try #require(try opened.catalog.picture(id: untimed))
+        #expect(placedOnly.momentTime == nil && placedOnly.momentId == nil)
+        #expect(placedOnly.latitude == Self.place(900).latitude && placedOnly.longitude == Self.paris.longitude
+                && placedOnly.locationSource == "sidecar", "the place and its source together")
         #expect(try opened.catalog.rebuildMoments(apply: false).isEmpty)
     }
 
