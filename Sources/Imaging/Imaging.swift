@@ -43,8 +43,8 @@ public enum Imaging {
         return try Renderer.probe(bytes, format: format, pixelLimit: pixelLimit)
     }
 
-    /// Whether the resampler runs in 8-lane AVX2 vectors on this processor (else the baseline
-    /// vector unit): for reports.
+    /// Whether the resampler runs its 16-bit fixed-point AVX2 passes on this processor (else the
+    /// float passes on the baseline vector unit): for reports.
     public static var resamplerUsesAVX2: Bool { Resampler.usesAVX2 }
 
     /// Renders every recipe from one decode of `bytes`.

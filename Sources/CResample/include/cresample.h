@@ -48,8 +48,9 @@ void dr_transpose_rgb(const uint8_t *source, int32_t width, int32_t height, uint
 
 /* 1 when the fixed-point AVX2 passes are in use on this processor (and thread), else 0. */
 int dr_resample_uses_avx2(void);
-/* On the calling thread only, runs the baseline float passes even where AVX2 is present (on:
- * 1), or lets the processor decide again (0): for the tests, which check both. */
+/* On the calling thread only, runs the baseline float passes (and the box reduction's baseline
+ * build) even where AVX2 is present (on: 1), or lets the processor decide again (0): for the
+ * tests, which check both. */
 void dr_resample_prefer_baseline(int on);
 
 #endif
