@@ -1,3 +1,5 @@
+import CResample
+
 /// Measures taken from the small analysis copy of a picture: the statistics the cover policy
 /// scores, and the per-pixel interest that places attention crops.
 enum PictureAnalysis {
@@ -48,34 +50,19 @@ enum PictureAnalysis {
             clippedFraction: Double(clipped) / Double(count))
     }
 
-    /// Per-pixel interest: edge energy (|Laplacian| of luma), saturation above a floor, and skin tones.
+    /// Per-pixel interest: edge energy (|Laplacian| of luma), saturation above a floor, and skin
+    /// tones (`dr_saliency` in CResample: `saturationWeight`, `saturationFloor`, `skinScore` and
+    /// `isSkin` are its constants, which the tests' scalar reference uses too).
     static func saliency(of raster: Raster) -> [Float] {
         let width = raster.width, height = raster.height, count = width * height
-        var scores = [Float](repeating: 0, count: count)
-        guard count > 0 else { return scores }
+        guard count > 0 else { return [] }
         let luma = UnsafeMutablePointer<Float>.allocate(capacity: count)
         defer { luma.deallocate() }
         fillLuma(raster, into: luma)
-        let pixels = raster.pixels
-        scores.withUnsafeMutableBufferPointer { score in
-            for y in 0..<height {
-                for x in 0..<width {
-                    let i = y * width + x
-                    let centre = luma[i]
-                    let left = x > 0 ? luma[i - 1] : centre, right = x + 1 < width ? luma[i + 1] : centre
-                    let up = y > 0 ? luma[i - width] : centre, down = y + 1 < height ? luma[i + width] : centre
-                    var value = abs(4 * centre - left - right - up - down)
-                    let r = Float(Int(pixels[i * 3])), g = Float(Int(pixels[i * 3 + 1])), b = Float(Int(pixels[i * 3 + 2]))
-                    let high = r > g ? (r > b ? r : b) : (g > b ? g : b)
-                    let low = r < g ? (r < b ? r : b) : (g < b ? g : b)
-                    let saturation = high - low
-                    if saturation > saturationFloor { value += saturationWeight * saturation }
-                    if isSkin(r: r, g: g, b: b) { value += skinScore }
-                    score[i] = value
-                }
-            }
+        return [Float](unsafeUninitializedCapacity: count) { scores, initialised in
+            dr_saliency(raster.pixels, luma, Int32(width), Int32(height), scores.baseAddress)
+            initialised = count
         }
-        return scores
     }
 
     /// A common YCbCr skin-tone box (Chai and Ngan): Cb 77...127 and Cr 133...173, not too dark.
@@ -87,12 +74,8 @@ enum PictureAnalysis {
         return y > 40 && cb >= 77 && cb <= 127 && cr >= 133 && cr <= 173
     }
 
-    /// Rec. 601 luma, 0...255.
+    /// Rec. 601 luma, 0...255 (`dr_luma`: 0.299 R + 0.587 G + 0.114 B in Float, in that order).
     static func fillLuma(_ raster: Raster, into luma: UnsafeMutablePointer<Float>) {
-        let pixels = raster.pixels
-        for i in 0..<(raster.width * raster.height) {
-            // Float(Int(_)): the integer-to-Float conversion that is not a generic call in debug builds.
-            luma[i] = 0.299 * Float(Int(pixels[i * 3])) + 0.587 * Float(Int(pixels[i * 3 + 1])) + 0.114 * Float(Int(pixels[i * 3 + 2]))
-        }
+        dr_luma(raster.pixels, raster.width * raster.height, luma)
     }
 }

@@ -5,6 +5,9 @@
 #include <stdint.h>
 
 /*
+ * Imaging's pixel loops in C: the resampler, the box reduction and the transpose that make and
+ * turn rasters, and the analysis copy's per-pixel measures (analysis.c).
+ *
  * The separable resampling passes over 8-bit RGB, vectorised: the filter taps are computed by
  * the caller (Imaging's ResampleAxis), this layer only runs them, vertical pass first, over the
  * source columns the output reads, then the horizontal pass. On x86-64 processors with AVX2 the
@@ -45,6 +48,17 @@ void dr_box_reduce(const uint8_t *source, int32_t width, int32_t height, int32_t
 /* `source` (width by height, rows of width * 3 bytes) transposed into `target` (height by width,
  * rows of height * 3 bytes): target pixel (x, y) is source pixel (y, x). */
 void dr_transpose_rgb(const uint8_t *source, int32_t width, int32_t height, uint8_t *target);
+
+/* Rec. 601 luma (0...255) of `count` RGB pixels into `luma`. */
+void dr_luma(const uint8_t *rgb, size_t count, float *luma);
+
+/* The attention crop's interest of each pixel of `rgb` (width by height, rows of width * 3
+ * bytes) whose luma `dr_luma` gave: |4-neighbour Laplacian of luma| (a missing neighbour at the
+ * edge is the pixel itself), plus half the saturation (max - min of R, G, B) above 48, plus 96 for
+ * a skin tone (Cb 77...127, Cr 133...173, luma above 40). Plain float arithmetic, nothing fused:
+ * the AVX2 build and the baseline one give the same bits, and so does the scalar reference in
+ * Imaging's tests. */
+void dr_saliency(const uint8_t *rgb, const float *luma, int32_t width, int32_t height, float *scores);
 
 /* 1 when the fixed-point AVX2 passes are in use on this processor (and thread), else 0. */
 int dr_resample_uses_avx2(void);

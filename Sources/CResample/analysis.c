@@ -1,0 +1,84 @@
+#include "cresample.h"
+#include "resample_internal.h"
+
+#include <math.h>
+
+/*
+ * The analysis copy's per-pixel measures (Imaging's PictureAnalysis): luma and interest. Every
+ * value is computed with the same float operations, in the same order, as the scalar definition
+ * in PictureAnalysis.swift, so the two builds below and that definition agree bit for bit; no
+ * operation is fused or reordered.
+ */
+#pragma clang fp contract(off)
+
+#define DR_INLINE static inline __attribute__((always_inline))
+
+DR_INLINE float luma_of(float r, float g, float b) { return 0.299f * r + 0.587f * g + 0.114f * b; }
+
+DR_INLINE void luma_body(const uint8_t *rgb, size_t count, float *luma) {
+    for (size_t i = 0; i < count; i++) luma[i] = luma_of(rgb[i * 3], rgb[i * 3 + 1], rgb[i * 3 + 2]);
+}
+
+/* The interest of one pixel from its Laplacian (already made absolute) and its colour. */
+DR_INLINE float interest(float laplacian, float y, float r, float g, float b) {
+    float high = r > g ? (r > b ? r : b) : (g > b ? g : b);
+    float low = r < g ? (r < b ? r : b) : (g < b ? g : b);
+    float saturation = high - low;
+    float value = laplacian;
+    value = saturation > 48.0f ? value + 0.5f * saturation : value;
+    /* The skin-tone box (Chai and Ngan): y is the pixel's luma, the same expression. */
+    float cb = 128.0f - 0.168736f * r - 0.331264f * g + 0.5f * b;
+    float cr = 128.0f + 0.5f * r - 0.418688f * g - 0.081312f * b;
+    int skin = (y > 40.0f) & (cb >= 77.0f) & (cb <= 127.0f) & (cr >= 133.0f) & (cr <= 173.0f);
+    return skin ? value + 96.0f : value;
+}
+
+/* One row of scores; `up` and `down` are the neighbour rows (the row itself at the picture's
+ * edges), and the first and last pixels take themselves for their missing neighbour. */
+DR_INLINE void saliency_row(const uint8_t *rgb, const float *luma, const float *up, const float *down, int32_t width,
+                            float *scores) {
+    for (int32_t x = 0; x < width; x++) {
+        float centre = luma[x];
+        float left = x > 0 ? luma[x - 1] : centre, right = x + 1 < width ? luma[x + 1] : centre;
+        float laplacian = fabsf(4.0f * centre - left - right - up[x] - down[x]);
+        scores[x] = interest(laplacian, centre, rgb[x * 3], rgb[x * 3 + 1], rgb[x * 3 + 2]);
+    }
+}
+
+DR_INLINE void saliency_body(const uint8_t *rgb, const float *luma, int32_t width, int32_t height, float *scores) {
+    for (int32_t y = 0; y < height; y++) {
+        const float *row = luma + (size_t)y * (size_t)width;
+        const float *up = y > 0 ? row - width : row, *down = y + 1 < height ? row + width : row;
+        saliency_row(rgb + (size_t)y * (size_t)width * 3, row, up, down, width, scores + (size_t)y * (size_t)width);
+    }
+}
+
+#if DR_RESAMPLE_X86
+__attribute__((target("avx2"))) static void luma_avx2(const uint8_t *rgb, size_t count, float *luma) {
+    luma_body(rgb, count, luma);
+}
+__attribute__((target("avx2"))) static void saliency_avx2(const uint8_t *rgb, const float *luma, int32_t width,
+                                                          int32_t height, float *scores) {
+    saliency_body(rgb, luma, width, height, scores);
+}
+#endif
+
+void dr_luma(const uint8_t *rgb, size_t count, float *luma) {
+#if DR_RESAMPLE_X86
+    if (dr_resample_uses_avx2()) {
+        luma_avx2(rgb, count, luma);
+        return;
+    }
+#endif
+    luma_body(rgb, count, luma);
+}
+
+void dr_saliency(const uint8_t *rgb, const float *luma, int32_t width, int32_t height, float *scores) {
+#if DR_RESAMPLE_X86
+    if (dr_resample_uses_avx2()) {
+        saliency_avx2(rgb, luma, width, height, scores);
+        return;
+    }
+#endif
+    saliency_body(rgb, luma, width, height, scores);
+}
