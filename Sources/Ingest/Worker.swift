@@ -161,8 +161,9 @@ public final class Worker: Sendable {
         recoverAbandonedClaims()
     }
 
-    /// Logs the run's tally and returns it.
+    /// Ends a run: removes the process's claim folder if it is empty, logs the tally and returns it.
     func finished(_ tally: RunTally, started: Date) -> RunTally {
+        spool.releaseWorkerFolder(identity.name)
         let seconds = Date().timeIntervalSince(started)
         logger.info("run finished", metadata: [
             "added": "\(tally.added)", "duplicates": "\(tally.duplicates)", "failed": "\(tally.failed)",

@@ -143,7 +143,7 @@ public struct Spool: Sendable {
         if let sidecar = claim.sidecarPath { unlink(sidecar) }
         clearRecoveries(of: claim.sourceName)
         clearUrgent(claim.sourceName)
-        removeEmptyParents(of: claim.path, upTo: processing)
+        removeEmptyParents(of: claim.path, upTo: processing + "/" + claim.worker)
     }
 
     /// Moves a photo that cannot be processed into `failed/`, with its sidecar and
@@ -169,7 +169,7 @@ public struct Spool: Sendable {
         try FileSystem.writeDurably([UInt8](data), to: placed + ".error.json")
         clearRecoveries(of: claim.sourceName)
         clearUrgent(claim.sourceName)
-        removeEmptyParents(of: claim.path, upTo: processing)
+        removeEmptyParents(of: claim.path, upTo: processing + "/" + claim.worker)
         return placed
     }
 
@@ -221,6 +221,16 @@ public struct Spool: Sendable {
                 count(failed) { $0.hasSuffix(".error.json") })
     }
 
+    /// Removes `worker`'s folder under `processing/` when it is empty: at the end of its run. It
+    /// stays between one photo and the next, so a worker does not create and remove a directory
+    /// for every photo (on ext4 a freed inode slows the next creations that scan past it, and
+    /// the process's threads share the folder). A killed process's folder is removed by the
+    /// recovery that takes back its claims.
+    public func releaseWorkerFolder(_ worker: String) {
+        rmdir(processing + "/" + worker)
+    }
+
+    /// Removes the empty folders between `path` and `top`, `top` kept.
     private func removeEmptyParents(of path: String, upTo top: String) {
         var directory = (path as NSString).deletingLastPathComponent
         while directory.count > top.count, directory.hasPrefix(top) {

@@ -36,6 +36,8 @@ struct SpoolRunTests {
         // Nothing left in the spool but what failed, and nothing lost.
         #expect(space.files(under: space.incoming).isEmpty)
         #expect(space.files(under: space.spool + "/processing").isEmpty)
+        // The worker's claim folder, kept from photo to photo, went with the run.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: space.spool + "/processing").isEmpty)
         let catalog = try space.catalog()
         let jobs = try catalog.read { db in try JobRecord.fetchAll(db) }
         #expect(Set(jobs.map(\.sourceName)) == Set(dropped), "one job per dropped photo")

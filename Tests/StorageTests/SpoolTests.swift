@@ -87,6 +87,26 @@ struct SpoolTests {
         #expect(Set(spool.scan().ready) == ["trip/x.jpg", "trip/x (2).jpg"])
     }
 
+    @Test func aWorkersFolderStaysBetweenPhotosAndGoesWhenItsRunEnds() throws {
+        let spool = try makeSpool()
+        try put("trip/day1/a.jpg", in: spool)
+        try put("b.jpg", in: spool)
+        let folder = spool.processing + "/host.1"
+        let nested = try #require(try spool.claim("trip/day1/a.jpg", worker: "host.1"))
+        spool.complete(nested)
+        // The photo's own folders go; the worker's stays for its next photo.
+        #expect(EntryKind(at: folder + "/trip") == .missing)
+        #expect(EntryKind(at: folder) == .directory)
+        let claim = try #require(try spool.claim("b.jpg", worker: "host.1"))
+        spool.releaseWorkerFolder("host.1")
+        #expect(EntryKind(at: folder) == .directory, "a folder holding a claim is kept")
+        try spool.fail(claim, reason: "not a JPEG or PNG", category: "unsupported_format", attempts: 1)
+        #expect(EntryKind(at: folder) == .directory)
+        spool.releaseWorkerFolder("host.1")
+        #expect(EntryKind(at: folder) == .missing)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: spool.processing).isEmpty)
+    }
+
     @Test func claimsOfADeadWorkerAreTakenBackAndCommittedOnesRemoved() throws {
         let spool = try makeSpool()
         try put("done.jpg", in: spool)
