@@ -149,11 +149,23 @@ public enum FileSystem {
     }
 
     /// Creates a directory and its parents when missing.
+    /// One mkdir(2) when the parent is there (a worker makes up to ten shard folders a photo),
+    /// and the error the kernel gave, not a guess from Foundation's.
     public static func makeDirectories(_ path: String) throws(FileSystemError) {
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        } catch {
-            throw FileSystemError(operation: "create directory", path: path, code: (error as NSError).code == NSFileWriteOutOfSpaceError ? ENOSPC : EACCES)
+        if mkdir(path, 0o777) == 0 { return }
+        switch errno {
+        case EEXIST:
+            // A directory, or a link to one, is what was asked for; anything else is in the way.
+            guard EntryKind(following: path) == .directory else { throw FileSystemError(operation: "create directory", path: path, code: EEXIST) }
+        case ENOENT:
+            let parent = (path as NSString).deletingLastPathComponent
+            guard !parent.isEmpty, parent != path else { throw .current("create directory", path) }
+            try makeDirectories(parent)
+            guard mkdir(path, 0o777) == 0 || (errno == EEXIST && EntryKind(following: path) == .directory) else {
+                throw .current("create directory", path)
+            }
+        default:
+            throw .current("create directory", path)
         }
     }
 
@@ -267,24 +279,26 @@ public enum FileSystem {
     }
 
     /// Reads from `fd` (the file at `path`) until its end or `count` bytes, whichever is first.
+    /// The array is filled straight from the reads, never zeroed first (a photo's megabytes
+    /// written twice).
     static func readAll(_ fd: Int32, upTo count: Int, path: String) throws(FileSystemError) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var total = 0
-        let failure: FileSystemError? = bytes.withUnsafeMutableBytes { buffer in
-            guard let base = buffer.baseAddress else { return nil }
-            while total < buffer.count {
-                let n = Glibc.read(fd, base + total, buffer.count - total)
+        var failure: FileSystemError?
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialised in
+            var total = 0
+            defer { initialised = failure == nil ? total : 0 }
+            guard let base = buffer.baseAddress else { return }
+            while total < count {
+                let n = Glibc.read(fd, base + total, count - total)
                 if n < 0 {
                     if errno == EINTR { continue }
-                    return .current("read", path)
+                    failure = .current("read", path)
+                    return
                 }
                 if n == 0 { break }
                 total += n
             }
-            return nil
         }
         if let failure { throw failure }
-        if total < bytes.count { bytes.removeSubrange(total...) }
         return bytes
     }
 }

@@ -63,9 +63,13 @@ public struct Library: Sendable {
             let path = absolute(file.relative)
             if let existing = FileSystem.status(path), existing.size == Int64(file.bytes.count) { continue }
             let directory = (path as NSString).deletingLastPathComponent
-            try FileSystem.makeDirectories(directory)
             let temporary = FileSystem.temporaryPath(in: directory)
-            let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            // The shard folders are made when the first open finds them missing.
+            var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            if fd < 0 && errno == ENOENT {
+                try FileSystem.makeDirectories(directory)
+                fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            }
             guard fd >= 0 else { throw .current("create", temporary) }
             staged.append((temporary, path, fd))
             try FileSystem.withBuffer(of: file.bytes) { buffer throws(FileSystemError) in try FileSystem.writeAll(buffer, to: fd, path: temporary) }

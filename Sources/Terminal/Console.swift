@@ -76,8 +76,7 @@ public struct ConsoleLogHandler: LogHandler {
     public func log(event: LogEvent) {
         var fields = metadata
         if let extra = event.metadata { fields.merge(extra) { _, new in new } }
-        let time = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC") ?? .current,
-                                               formatOptions: [.withInternetDateTime, .withFractionalSeconds])
+        let time = Self.timestamp(Date())
         switch format {
         case .text:
             Console.shared.line(Self.textLine(time: time, level: event.level, message: "\(event.message)",
@@ -89,6 +88,40 @@ public struct ConsoleLogHandler: LogHandler {
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             if let data = try? encoder.encode(object) { Console.shared.line(String(decoding: data, as: UTF8.self)) }
         }
+    }
+
+    /// `2026-11-27T18:40:12.345Z`: the UTC time to the millisecond, as `ISO8601DateFormatter`
+    /// writes it with `.withInternetDateTime` and `.withFractionalSeconds`. Made by hand: a
+    /// formatter built for every line cost a worker about 0.3 ms of CPU a photo.
+    public static func timestamp(_ date: Date) -> String {
+        // To the nearest millisecond, as the formatter rounds.
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        var seconds = time_t(milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000)
+        let millisecond = Int(milliseconds - Int64(seconds) * 1000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        var text = ""
+        text.reserveCapacity(24)
+        func append(_ value: Int, digits: Int) {
+            let string = String(value)
+            if string.count < digits { text += String(repeating: "0", count: digits - string.count) }
+            text += string
+        }
+        append(Int(parts.tm_year) + 1900, digits: 4)
+        text += "-"
+        append(Int(parts.tm_mon) + 1, digits: 2)
+        text += "-"
+        append(Int(parts.tm_mday), digits: 2)
+        text += "T"
+        append(Int(parts.tm_hour), digits: 2)
+        text += ":"
+        append(Int(parts.tm_min), digits: 2)
+        text += ":"
+        append(Int(parts.tm_sec), digits: 2)
+        text += "."
+        append(millisecond, digits: 3)
+        text += "Z"
+        return text
     }
 
     /// One event in the text format, always one line: the message, keys and values have their
