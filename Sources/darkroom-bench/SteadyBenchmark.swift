@@ -36,7 +36,9 @@ enum SteadyBenchmark {
     ]
 
     struct Options {
-        var copies = 4
+        /// 8 photos × 19 = 152 a run: the comparison ran 30 photos copied 5 times, and
+        /// the worker's start-up (30–50 ms of CPU) is shared by the run's photos.
+        var copies = 19
         var rounds = 3
         var heifRounds = 3
         var heif = true
@@ -145,14 +147,17 @@ enum SteadyBenchmark {
             vipsVersion = ((try? String(contentsOfFile: versionFile, encoding: .utf8)) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
         }
 
-        let workspace = try PipelineWorkspace(root: work.appendingPathComponent("worker"), workers: 1)
         var sums = Sums()
         for round in 0..<options.rounds {
             print("  round \(round + 1) of \(options.rounds)…")
             // Alternated: pyvips first in odd rounds.
             for side in (round % 2 == 0 ? [0, 1] : [1, 0]) {
                 if side == 0 {
-                    try workspace.clearOutputs()
+                    // A workspace per round, all removed at the end: removing one round's
+                    // library just before the next made the next round's worker pay for it (on
+                    // ext4 each new directory and file scans past the inodes freed in the last
+                    // minutes), which a worker on a library that only grows does not.
+                    let workspace = try PipelineWorkspace(root: work.appendingPathComponent("worker-\(round)"), workers: 1)
                     _ = try workspace.fill(count: count, from: copies)
                     let profile = work.appendingPathComponent("profile-\(round).tsv")
                     let child = try ChildProcess.run(

@@ -39,7 +39,7 @@ let usage = """
                                    (issue 29's attack 1 and slow uploads: admin /healthz and a good upload's worst latency)
            darkroom-bench latency  [--probes N=8] [--backlog N=10000] [--import-photos N=240] [--workers W=2] [--base K=4]
                                    (upload to done: idle, behind a backlog, beside an import)
-           darkroom-bench steady   [--copies N=4] [--rounds R=3] [--heif-rounds R=3] [--no-heif]   (the whole worker in one thread
+           darkroom-bench steady   [--copies N=19] [--rounds R=3] [--heif-rounds R=3] [--no-heif]   (the whole worker in one thread
                                    against libvips in-process through pyvips, with its stages; HEIC against heif-convert)
            darkroom-bench gazetteer [--lookups N=100000] [--oracle FILE]   (load, memory, lookups; zone agreement with
                                    tools/gazetteer/agreement.py's polygon-oracle points)
