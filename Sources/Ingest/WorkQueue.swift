@@ -87,6 +87,13 @@ public final class WorkQueue: @unchecked Sendable {
         return Array(claims.values)
     }
 
+    /// How many names wait for a worker thread (not counting those in hand).
+    public var waiting: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return urgent.count + bulk.count
+    }
+
     /// Whether nothing is waiting and nothing is being processed.
     public var isIdle: Bool {
         condition.lock()

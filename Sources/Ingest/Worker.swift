@@ -113,10 +113,22 @@ public final class Worker: Sendable {
         var lastRetry = Date()
         let progress = options.progress ? ProgressBar(start: started) : nil
 
+        var scan = SpoolScan()
+        var scanned = Date.distantPast
+        // A run --once wakes after every photo; listing incoming/ then costs a stat per waiting
+        // photo, which through a drop folder of thousands made the run quadratic (at 3,000
+        // photos the listing took a third of its CPU). While the queue still holds more than
+        // the workers take before the next look, the last listing stands; the folder is listed
+        // again when the queue runs low or the scan interval has passed, and always before the
+        // run decides it is done. A watching daemon lists it when inotify reports an arrival.
+        let lowWater = max(16, 4 * configuration.effectiveConcurrency)
         while !stopSignal.isRaised {
-            let scan = spool.scan()
-            queue.offer(scan.ready, urgent: scan.urgent)
-            progress?.draw(queue.tally, waiting: scan.ready.count + scan.settling)
+            if watcher != nil || queue.waiting < lowWater || Date().timeIntervalSince(scanned) >= configuration.scanIntervalSeconds {
+                scan = spool.scan()
+                scanned = Date()
+                queue.offer(scan.ready, urgent: scan.urgent)
+            }
+            progress?.draw(queue.tally, waiting: queue.waiting + scan.settling)
             if options.once, scan.ready.isEmpty, scan.settling == 0, queue.isIdle {
                 // One last look: a photo may have arrived while the last one was processed.
                 if spool.scan().ready.isEmpty && spool.scan().settling == 0 { break }

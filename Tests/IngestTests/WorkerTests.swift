@@ -35,6 +35,32 @@ struct WorkerTests {
         #expect(stores.libraryFiles().filter { $0.hasPrefix("originals/") }.count == 2)
     }
 
+    @Test func aRunThroughABacklogStillTakesPhotosThatArriveDuringIt() async throws {
+        // A run --once lists incoming/ again only when its queue runs low (or each scan
+        // interval), not after every photo: what arrives meanwhile must still be taken.
+        let stores = try Stores()
+        let hopper = try Samples.bytes("hopper.jpg")
+        for index in 0..<120 {
+            try stores.spool.enqueue(bytes: hopper + Array("backlog \(index)".utf8), name: String(format: "b%03d.jpg", index), sidecar: nil)
+        }
+        let spool = stores.spool
+        let worker = Worker(configuration: stores.configuration, spool: stores.spool, library: stores.library,
+                            catalog: stores.catalog, logger: Stores.quiet) { name, _, _, _ in
+            // Three arrivals while more than a hundred still wait.
+            guard name == "b010.jpg" else { return }
+            for index in 0..<3 {
+                try? spool.enqueue(bytes: hopper + Array("late \(index)".utf8), name: "late\(index).jpg", sidecar: nil)
+            }
+        }
+        let tally = try await onOwnThread { worker.run(RunOptions(once: true, progress: false)) }
+        #expect(tally.added == 123 && tally.failed == 0, "\(tally)")
+        #expect(stores.spool.depth() == (incoming: 0, processing: 0, failed: 0))
+        let late = try stores.catalog.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE source_name LIKE 'late%' AND outcome = 'added'")
+        }
+        #expect(late == 3)
+    }
+
     @Test func aTransientCatalogFailureIsRetriedByTheWorker() async throws {
         let stores = try Stores()
         try stores.spool.enqueue(bytes: try Samples.bytes("hopper.jpg"), name: "one.jpg", sidecar: nil)
