@@ -1,6 +1,6 @@
 /* The float passes, on any processor (its baseline vector unit): where the processor has AVX2
- * the fixed-point passes of resample_fixed.c run instead. Also the box reduction and the
- * transpose, with their AVX2 builds. */
+ * the fixed-point passes of resample_fixed.c run instead. Also the choice between the AVX2
+ * builds and the baseline ones, which the box reduction and the transpose (reduce.c) follow. */
 #include "resample_internal.h"
 
 #include <stdatomic.h>
@@ -342,90 +342,6 @@ static int resample_generic(const uint8_t *source, int32_t source_width, int32_t
                          scratch_floats);
 }
 
-DR_INLINE void box_reduce_body(const uint8_t *source, int32_t width, int32_t height, int32_t factor, uint8_t *target,
-                               uint32_t *sums) {
-    int32_t out_width = width / factor > 0 ? width / factor : 1, out_height = height / factor > 0 ? height / factor : 1;
-    int32_t block_width = factor < width ? factor : width, block_height = factor < height ? factor : height;
-    size_t used = (size_t)out_width * (size_t)block_width * 3;
-    uint32_t area = (uint32_t)block_width * (uint32_t)block_height;
-    /* Dividing by the area is a multiply by its reciprocal in 32.32 fixed point, rounded up: exact
-     * for every sum up to 256 × area while the area is under 4096 (checked exhaustively), and
-     * three hardware divisions a pixel were most of the reduction's time. */
-    uint64_t reciprocal = area < 4096 ? ((UINT64_C(1) << 32) + area - 1) / area : 0;
-#define DR_BLOCK_MEAN(SUM) \
-    (uint8_t)(reciprocal ? (uint32_t)((((uint64_t)(SUM) + area / 2) * reciprocal) >> 32) : ((SUM) + area / 2) / area)
-    for (int32_t oy = 0; oy < out_height; oy++) {
-        /* The block's rows summed column by column (a straight loop the compiler vectorises), then
-         * each block's columns. */
-        memset(sums, 0, used * sizeof *sums);
-        for (int32_t r = 0; r < block_height; r++) {
-            const uint8_t *row = source + ((size_t)oy * (size_t)factor + (size_t)r) * (size_t)width * 3;
-            for (size_t i = 0; i < used; i++) sums[i] += row[i];
-        }
-        uint8_t *out = target + (size_t)oy * (size_t)out_width * 3;
-        for (int32_t ox = 0; ox < out_width; ox++) {
-            uint32_t red = 0, green = 0, blue = 0;
-            const uint32_t *p = sums + (size_t)ox * (size_t)block_width * 3;
-            for (int32_t x = 0; x < block_width; x++) {
-                red += p[x * 3];
-                green += p[x * 3 + 1];
-                blue += p[x * 3 + 2];
-            }
-            out[ox * 3] = DR_BLOCK_MEAN(red);
-            out[ox * 3 + 1] = DR_BLOCK_MEAN(green);
-            out[ox * 3 + 2] = DR_BLOCK_MEAN(blue);
-        }
-    }
-#undef DR_BLOCK_MEAN
-}
-
-#if DR_RESAMPLE_X86
-__attribute__((target("avx2,fma"))) static void box_reduce_avx2(const uint8_t *source, int32_t width, int32_t height,
-                                                                 int32_t factor, uint8_t *target, uint32_t *sums) {
-    box_reduce_body(source, width, height, factor, target, sums);
-}
-#endif
-
-static void box_reduce_generic(const uint8_t *source, int32_t width, int32_t height, int32_t factor, uint8_t *target,
-                               uint32_t *sums) {
-    box_reduce_body(source, width, height, factor, target, sums);
-}
-
-void dr_transpose_rgb(const uint8_t *source, int32_t width, int32_t height, uint8_t *target) {
-    /* Blocks of 16 by 16 pixels: a block's source rows and target rows stay in the cache while
-     * it is copied, where a whole column's walk would fetch a new line for every pixel. */
-    enum { block = 16 };
-    size_t source_stride = (size_t)width * 3, target_stride = (size_t)height * 3;
-    for (int32_t y0 = 0; y0 < height; y0 += block) {
-        int32_t y1 = y0 + block < height ? y0 + block : height;
-        for (int32_t x0 = 0; x0 < width; x0 += block) {
-            int32_t x1 = x0 + block < width ? x0 + block : width;
-            /* Each pixel moves as one 4-byte word whose last byte the next pixel overwrites (a
-             * later block's, in the next band of rows); the last row of the target, whose
-             * fourth byte would land on a pixel already written, and the source's last pixel,
-             * whose fourth byte lies past the buffer, move as 3 bytes. */
-            int32_t words_end = y1 < height ? y1 : height - 1;
-            for (int32_t x = x0; x < x1; x++) {
-                const uint8_t *s = source + (size_t)y0 * source_stride + (size_t)x * 3;
-                uint8_t *t = target + (size_t)x * target_stride + (size_t)y0 * 3;
-                int32_t y = y0;
-                for (; y < words_end; y++) {
-                    uint32_t word;
-                    memcpy(&word, s, 4);
-                    memcpy(t, &word, 4);
-                    t += 3;
-                    s += source_stride;
-                }
-                for (; y < y1; y++) {
-                    memcpy(t, s, 3);
-                    t += 3;
-                    s += source_stride;
-                }
-            }
-        }
-    }
-}
-
 /* 0: not yet asked, 1: AVX2 and FMA, 2: baseline. */
 static _Atomic int isa_choice = 0;
 /* Set on a thread that asked for the baseline passes (the tests, to check both). */
@@ -446,17 +362,6 @@ int dr_resample_uses_avx2(void) {
         atomic_store_explicit(&isa_choice, choice, memory_order_relaxed);
     }
     return choice == 1;
-}
-
-void dr_box_reduce(const uint8_t *source, int32_t width, int32_t height, int32_t factor, uint8_t *target,
-                   uint32_t *sums) {
-#if DR_RESAMPLE_X86
-    if (dr_resample_uses_avx2()) {
-        box_reduce_avx2(source, width, height, factor, target, sums);
-        return;
-    }
-#endif
-    box_reduce_generic(source, width, height, factor, target, sums);
 }
 
 int dr_resample(const uint8_t *source, int32_t source_width, int32_t source_height, size_t source_stride,
