@@ -1,4 +1,5 @@
 import CResample
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -102,6 +103,36 @@ struct ResampleAxis {
         self.weights = weights
     }
 
+    /// What an axis depends on.
+    struct Key: Hashable {
+        let sourceSize: Int
+        let windowStart: Double
+        let windowLength: Double
+        let outputSize: Int
+        let mirrored: Bool
+    }
+
+    /// The axes made lately, shared by the worker threads: photos of one size have the same
+    /// `contain` variants' axes, whose taps were about 1 % of a photo's CPU to make again.
+    /// A few dozen at most (a cover crop's window moves from photo to photo, so its axes seldom
+    /// repeat); past that the table starts afresh.
+    private static let recent = Mutex<[Key: ResampleAxis]>([:])
+    static let recentLimit = 32
+
+    /// `init(sourceSize:windowStart:windowLength:outputSize:mirrored:)`, or the same axis made
+    /// lately.
+    static func cached(sourceSize: Int, windowStart: Double, windowLength: Double, outputSize: Int, mirrored: Bool) -> ResampleAxis {
+        let key = Key(sourceSize: sourceSize, windowStart: windowStart, windowLength: windowLength, outputSize: outputSize, mirrored: mirrored)
+        if let axis = recent.withLock({ $0[key] }) { return axis }
+        let axis = ResampleAxis(sourceSize: sourceSize, windowStart: windowStart, windowLength: windowLength, outputSize: outputSize,
+                                mirrored: mirrored)
+        recent.withLock { table in
+            if table.count >= recentLimit { table.removeAll(keepingCapacity: true) }
+            table[key] = axis
+        }
+        return axis
+    }
+
     /// The Lanczos-3 kernel, sinc(x) · sinc(x / 3) for |x| < 3, else 0.
     static func lanczos(_ x: Double) -> Double {
         let ax = abs(x)
@@ -147,9 +178,9 @@ enum Resampler {
         _ source: Raster, windowX: Double, windowY: Double, windowWidth: Double, windowHeight: Double,
         width: Int, height: Int, mirrorX: Bool = false, mirrorY: Bool = false
     ) throws -> Raster {
-        let horizontal = ResampleAxis(sourceSize: source.width, windowStart: windowX, windowLength: windowWidth, outputSize: width,
+        let horizontal = ResampleAxis.cached(sourceSize: source.width, windowStart: windowX, windowLength: windowWidth, outputSize: width,
                                       mirrored: mirrorX)
-        let vertical = ResampleAxis(sourceSize: source.height, windowStart: windowY, windowLength: windowHeight, outputSize: height,
+        let vertical = ResampleAxis.cached(sourceSize: source.height, windowStart: windowY, windowLength: windowHeight, outputSize: height,
                                     mirrored: mirrorY)
         let out = try Raster(width: width, height: height)
         let starts = (horizontal.starts.map { Int32($0) }, vertical.starts.map { Int32($0) })

@@ -72,30 +72,66 @@ public enum ThumbHash {
 
     /// The DC term, the AC terms mapped to 0...1, and their scale, of one channel's cosine
     /// transform, over the coefficients (cx, cy) with cx · ny < nx · (ny − cy) (a triangle).
-    private static func channel(_ values: [Double], width w: Int, height h: Int, nx: Int, ny: Int) -> (dc: Double, ac: [Double], scale: Double) {
-        var dc = 0.0
-        var ac: [Double] = []
-        var scale = 0.0
-        var fx = [Double](repeating: 0, count: w)
+    static func channel(_ values: [Double], width w: Int, height h: Int, nx: Int, ny: Int) -> (dc: Double, ac: [Double], scale: Double) {
+        // The coefficients in the reference's order, and the cosines each reads.
+        var pairs: [(cx: Int, cy: Int)] = []
         for cy in 0..<ny {
             var cx = 0
             while cx * ny < nx * (ny - cy) {
-                for x in 0..<w { fx[x] = cos(Double.pi / Double(w) * Double(cx) * (Double(x) + 0.5)) }
-                // Summed pixel by pixel, in the reference's order, so that a coefficient on a
-                // rounding boundary (a symmetric picture's 0.5) quantises as the reference's does.
-                var f = 0.0
-                for y in 0..<h {
-                    let fy = cos(Double.pi / Double(h) * Double(cy) * (Double(y) + 0.5))
-                    for x in 0..<w { f += values[x + y * w] * fx[x] * fy }
-                }
-                f /= Double(w * h)
-                if cx > 0 || cy > 0 {
-                    ac.append(f)
-                    scale = max(scale, abs(f))
-                } else {
-                    dc = f
-                }
+                pairs.append((cx, cy))
                 cx += 1
+            }
+        }
+        var fx = [Double](repeating: 0, count: nx * w), fy = [Double](repeating: 0, count: ny * h)
+        for cx in 0..<nx {
+            for x in 0..<w { fx[cx * w + x] = cos(Double.pi / Double(w) * Double(cx) * (Double(x) + 0.5)) }
+        }
+        for cy in 0..<ny {
+            for y in 0..<h { fy[cy * h + y] = cos(Double.pi / Double(h) * Double(cy) * (Double(y) + 0.5)) }
+        }
+        // Each coefficient summed pixel by pixel in the reference's order, so that one on a
+        // rounding boundary (a symmetric picture's 0.5) quantises as the reference's does; four
+        // coefficients at a time, whose sums are independent, where one at a time waited on
+        // each addition.
+        var sums = [Double](repeating: 0, count: pairs.count)
+        values.withUnsafeBufferPointer { values in
+            fx.withUnsafeBufferPointer { fx in
+                fy.withUnsafeBufferPointer { fy in
+                    var first = 0
+                    while first < pairs.count {
+                        // A group of fewer than four repeats its last coefficient (its sum unused).
+                        let group = (0..<4).map { pairs[min(first + $0, pairs.count - 1)] }
+                        let x0 = fx.baseAddress! + group[0].cx * w, x1 = fx.baseAddress! + group[1].cx * w
+                        let x2 = fx.baseAddress! + group[2].cx * w, x3 = fx.baseAddress! + group[3].cx * w
+                        var f0 = 0.0, f1 = 0.0, f2 = 0.0, f3 = 0.0
+                        for y in 0..<h {
+                            let y0 = fy[group[0].cy * h + y], y1 = fy[group[1].cy * h + y]
+                            let y2 = fy[group[2].cy * h + y], y3 = fy[group[3].cy * h + y]
+                            let row = values.baseAddress! + y * w
+                            for x in 0..<w {
+                                let value = row[x]
+                                f0 += value * x0[x] * y0
+                                f1 += value * x1[x] * y1
+                                f2 += value * x2[x] * y2
+                                f3 += value * x3[x] * y3
+                            }
+                        }
+                        for (k, f) in [f0, f1, f2, f3].enumerated() where first + k < pairs.count { sums[first + k] = f }
+                        first += 4
+                    }
+                }
+            }
+        }
+        var dc = 0.0
+        var ac: [Double] = []
+        var scale = 0.0
+        for (k, pair) in pairs.enumerated() {
+            let f = sums[k] / Double(w * h)
+            if pair.cx > 0 || pair.cy > 0 {
+                ac.append(f)
+                scale = max(scale, abs(f))
+            } else {
+                dc = f
             }
         }
         if scale > 0 { ac = ac.map { 0.5 + 0.5 / scale * $0 } }

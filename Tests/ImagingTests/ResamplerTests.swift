@@ -65,6 +65,27 @@ struct ResamplerTests {
         baseline ? try Resampler.withBaselinePasses(body) : try body()
     }
 
+    @Test("an axis from the table of recent ones is the axis made afresh, also once the table has started again")
+    func cachedAxesAreFresh() {
+        var mismatches: [String] = []
+        for round in 0..<2 {
+            // More keys than the table holds, so that it starts again during the rounds.
+            for index in 0..<(ResampleAxis.recentLimit + 9) {
+                let sourceSize = 300 + index * 7, outputSize = 40 + index * 3
+                let start = Double(index) * 0.37, length = Double(sourceSize) - Double(index) * 1.1
+                let mirrored = index % 3 == 0
+                let cached = ResampleAxis.cached(sourceSize: sourceSize, windowStart: start, windowLength: length,
+                                                 outputSize: outputSize, mirrored: mirrored)
+                let fresh = ResampleAxis(sourceSize: sourceSize, windowStart: start, windowLength: length, outputSize: outputSize,
+                                         mirrored: mirrored)
+                if cached.taps != fresh.taps || cached.starts != fresh.starts || cached.weights != fresh.weights {
+                    mismatches.append("round \(round), axis \(index)")
+                }
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
+    }
+
     @Test("the vectorised passes agree with a plain Double filter within one level, shrinking, enlarging and cropping",
           arguments: [false, true])
     func matchesReference(baseline: Bool) throws {

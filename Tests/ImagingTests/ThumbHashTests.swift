@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import Imaging
 
@@ -18,6 +19,48 @@ struct ThumbHashTests {
         (24, 32, [153, 231, 9, 45, 20, 112, 119, 114, 120, 56, 136, 167, 135, 134, 120, 136, 135, 142, 0, 183, 248]),
         (100, 75, [222, 247, 5, 21, 134, 84, 98, 0, 116, 89, 134, 116, 52, 43, 88, 118, 132, 128, 43, 245, 168]),
     ]
+
+    /// One channel's coefficients summed one at a time, pixel by pixel: the plain definition the
+    /// encoder's grouped sums must equal bit for bit.
+    static func plainChannel(_ values: [Double], width w: Int, height h: Int, nx: Int, ny: Int) -> (dc: Double, ac: [Double], scale: Double) {
+        var dc = 0.0, ac: [Double] = [], scale = 0.0
+        for cy in 0..<ny {
+            var cx = 0
+            while cx * ny < nx * (ny - cy) {
+                var f = 0.0
+                for y in 0..<h {
+                    let fy = cos(Double.pi / Double(h) * Double(cy) * (Double(y) + 0.5))
+                    for x in 0..<w { f += values[x + y * w] * cos(Double.pi / Double(w) * Double(cx) * (Double(x) + 0.5)) * fy }
+                }
+                f /= Double(w * h)
+                if cx > 0 || cy > 0 {
+                    ac.append(f)
+                    scale = max(scale, abs(f))
+                } else {
+                    dc = f
+                }
+                cx += 1
+            }
+        }
+        if scale > 0 { ac = ac.map { 0.5 + 0.5 / scale * $0 } }
+        return (dc, ac, scale)
+    }
+
+    @Test("a channel's coefficients equal the plain one-at-a-time sums bit for bit")
+    func groupedSumsArePlainSums() {
+        var state: UInt64 = 7
+        var differing: [String] = []
+        for (w, h, nx, ny) in [(1, 1, 3, 3), (7, 5, 3, 3), (100, 75, 7, 5), (75, 100, 5, 7), (33, 100, 3, 7), (100, 100, 7, 7)] {
+            let values = (0..<(w * h)).map { _ -> Double in
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                return Double(state >> 40) / Double(1 << 24) - 0.25
+            }
+            let grouped = ThumbHash.channel(values, width: w, height: h, nx: nx, ny: ny)
+            let plain = Self.plainChannel(values, width: w, height: h, nx: nx, ny: ny)
+            if grouped.dc != plain.dc || grouped.ac != plain.ac || grouped.scale != plain.scale { differing.append("\(w)×\(h)") }
+        }
+        #expect(differing.isEmpty, "\(differing)")
+    }
 
     @Test("the encoder gives the reference encoder's bytes", arguments: [0, 1, 2])
     func matchesTheReference(_ index: Int) throws {
