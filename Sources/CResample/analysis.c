@@ -82,3 +82,50 @@ void dr_saliency(const uint8_t *rgb, const float *luma, int32_t width, int32_t h
 #endif
     saliency_body(rgb, luma, width, height, scores);
 }
+
+/* ---- Sums over the analysis copy, in the order of their plain definitions (see cresample.h) ---- */
+
+void dr_luma_statistics(const float *luma, int32_t width, int32_t height, float low, float high, dr_luma_statistics_t *out) {
+    size_t count = (size_t)width * (size_t)height;
+    double sum = 0;
+    int64_t clipped = 0;
+    for (size_t i = 0; i < count; i++) {
+        float value = luma[i];
+        sum += (double)value;
+        clipped += value <= low || value >= high;
+    }
+    double laplacian_sum = 0, laplacian_squares = 0;
+    int64_t samples = 0;
+    if (width >= 3 && height >= 3) {
+        for (int32_t y = 1; y < height - 1; y++) {
+            const float *row = luma + (size_t)y * (size_t)width;
+            for (int32_t x = 1; x < width - 1; x++) {
+                double value = (double)(4.0f * row[x] - row[x - 1] - row[x + 1] - row[x - width] - row[x + width]);
+                laplacian_sum += value;
+                laplacian_squares += value * value;
+            }
+            samples += width - 2;
+        }
+    }
+    out->sum = sum;
+    out->clipped = clipped;
+    out->laplacian_sum = laplacian_sum;
+    out->laplacian_squares = laplacian_squares;
+    out->samples = samples;
+}
+
+void dr_summed_area(const float *scores, int32_t width, int32_t height, double *table) {
+    size_t stride = (size_t)width + 1;
+    for (size_t i = 0; i < stride; i++) table[i] = 0;
+    for (int32_t y = 0; y < height; y++) {
+        const float *row = scores + (size_t)y * (size_t)width;
+        const double *above = table + (size_t)y * stride;
+        double *here = table + (size_t)(y + 1) * stride;
+        here[0] = 0;
+        double row_sum = 0;
+        for (int32_t x = 0; x < width; x++) {
+            row_sum += (double)row[x];
+            here[x + 1] = above[x + 1] + row_sum;
+        }
+    }
+}

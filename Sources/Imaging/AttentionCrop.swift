@@ -1,3 +1,5 @@
+import CResample
+
 /// Places crop windows where a picture's interest is densest, in the spirit of libvips'
 /// `attention` smart crop: interest per pixel (edges, saturation, skin) on a small copy,
 /// summed over every window position through an integral image; the best sum wins.
@@ -9,20 +11,16 @@ struct AttentionCrop {
     let cellWidth: Double
     let cellHeight: Double
     /// Summed-area table of the scores, (mapWidth + 1) × (mapHeight + 1).
-    private let integral: [Double]
+    let integral: [Double]
 
     /// Scores `analysis`, a copy of the displayed picture whose pixels each cover
     /// cellWidth × cellHeight display pixels.
     init(analysis: Raster, cellWidth: Double, cellHeight: Double) {
         let scores = PictureAnalysis.saliency(of: analysis)
         let width = analysis.width, height = analysis.height
-        var table = [Double](repeating: 0, count: (width + 1) * (height + 1))
-        for y in 0..<height {
-            var rowSum = 0.0
-            for x in 0..<width {
-                rowSum += Double(scores[y * width + x])
-                table[(y + 1) * (width + 1) + x + 1] = table[y * (width + 1) + x + 1] + rowSum
-            }
+        let table = [Double](unsafeUninitializedCapacity: (width + 1) * (height + 1)) { table, initialised in
+            dr_summed_area(scores, Int32(width), Int32(height), table.baseAddress)
+            initialised = (width + 1) * (height + 1)
         }
         self.mapWidth = width
         self.mapHeight = height

@@ -17,32 +17,15 @@ enum PictureAnalysis {
         let luma = UnsafeMutablePointer<Float>.allocate(capacity: count)
         defer { luma.deallocate() }
         fillLuma(raster, into: luma)
-        var sum = 0.0
-        var clipped = 0
-        let low = Float(PictureStatistics.clipMargin), high = Float(255 - PictureStatistics.clipMargin)
-        for i in 0..<count {
-            let value = luma[i]
-            sum += Double(value)
-            if value <= low || value >= high { clipped += 1 }
-        }
+        var sums = dr_luma_statistics_t()
+        dr_luma_statistics(luma, Int32(width), Int32(height), Float(PictureStatistics.clipMargin),
+                           Float(255 - PictureStatistics.clipMargin), &sums)
+        let sum = sums.sum, clipped = Int(sums.clipped), samples = Int(sums.samples)
         // Variance of the 4-neighbour Laplacian over interior pixels.
-        var lapSum = 0.0, lapSquares = 0.0
-        var samples = 0
-        if width >= 3 && height >= 3 {
-            for y in 1..<(height - 1) {
-                let row = luma + y * width
-                for x in 1..<(width - 1) {
-                    let value = Double(4 * row[x] - row[x - 1] - row[x + 1] - row[x - width] - row[x + width])
-                    lapSum += value
-                    lapSquares += value * value
-                    samples += 1
-                }
-            }
-        }
         var variance = 0.0
         if samples > 0 {
-            let mean = lapSum / Double(samples)
-            variance = max(0, lapSquares / Double(samples) - mean * mean)
+            let mean = sums.laplacian_sum / Double(samples)
+            variance = max(0, sums.laplacian_squares / Double(samples) - mean * mean)
         }
         return PictureStatistics(
             sharpness: variance / (variance + PictureStatistics.sharpnessHalfPoint),

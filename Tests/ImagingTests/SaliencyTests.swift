@@ -75,6 +75,58 @@ struct SaliencyTests {
         Self.check(try Self.noise(width: size.0, height: size.1, seed: UInt64(size.0 * 1000 + size.1)), "\(size.0)×\(size.1) noise")
     }
 
+    /// The statistics' plain definition: sums in double, pixel by pixel, in row order.
+    static func referenceStatistics(_ raster: Raster) -> PictureStatistics {
+        let width = raster.width, height = raster.height, luma = referenceLuma(raster)
+        var sum = 0.0, clipped = 0
+        let low = Float(PictureStatistics.clipMargin), high = Float(255 - PictureStatistics.clipMargin)
+        for value in luma {
+            sum += Double(value)
+            if value <= low || value >= high { clipped += 1 }
+        }
+        var lapSum = 0.0, lapSquares = 0.0, samples = 0
+        if width >= 3 && height >= 3 {
+            for y in 1..<(height - 1) {
+                for x in 1..<(width - 1) {
+                    let i = y * width + x
+                    let value = Double(4 * luma[i] - luma[i - 1] - luma[i + 1] - luma[i - width] - luma[i + width])
+                    lapSum += value
+                    lapSquares += value * value
+                    samples += 1
+                }
+            }
+        }
+        var variance = 0.0
+        if samples > 0 {
+            let mean = lapSum / Double(samples)
+            variance = max(0, lapSquares / Double(samples) - mean * mean)
+        }
+        return PictureStatistics(sharpness: variance / (variance + PictureStatistics.sharpnessHalfPoint),
+                                 meanLuma: sum / Double(luma.count) / 255, clippedFraction: Double(clipped) / Double(luma.count))
+    }
+
+    @Test("the statistics and the attention map's summed-area table equal their plain definitions bit for bit", arguments: [
+        (1, 1), (2, 5), (3, 3), (37, 23), (512, 384),
+    ])
+    func sums(size: (Int, Int)) throws {
+        let raster = try Self.noise(width: size.0, height: size.1, seed: UInt64(size.0 * 7 + size.1))
+        let statistics = PictureAnalysis.statistics(of: raster), reference = Self.referenceStatistics(raster)
+        #expect(statistics.sharpness == reference.sharpness && statistics.meanLuma == reference.meanLuma
+                && statistics.clippedFraction == reference.clippedFraction, "\(statistics) vs \(reference)")
+        let scores = PictureAnalysis.saliency(of: raster)
+        let crop = AttentionCrop(analysis: raster, cellWidth: 1, cellHeight: 1)
+        var table = [Double](repeating: 0, count: (size.0 + 1) * (size.1 + 1))
+        for y in 0..<size.1 {
+            var rowSum = 0.0
+            for x in 0..<size.0 {
+                rowSum += Double(scores[y * size.0 + x])
+                table[(y + 1) * (size.0 + 1) + x + 1] = table[y * (size.0 + 1) + x + 1] + rowSum
+            }
+        }
+        let differing = zip(crop.integral, table).filter { $0 != $1 }.count + abs(crop.integral.count - table.count)
+        #expect(differing == 0, "\(differing) entries of the summed-area table differ")
+    }
+
     @Test("skin, saturation and edges each raise the interest")
     func components() throws {
         let flatGrey = try Pixels.raster(width: 8, height: 8) { _, _ in (100, 100, 100) }

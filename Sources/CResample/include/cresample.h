@@ -60,6 +60,24 @@ void dr_luma(const uint8_t *rgb, size_t count, float *luma);
  * Imaging's tests. */
 void dr_saliency(const uint8_t *rgb, const float *luma, int32_t width, int32_t height, float *scores);
 
+/* The sums `dr_luma_statistics` gives. */
+typedef struct {
+    double sum;               /* of every luma value, in order */
+    int64_t clipped;          /* values <= low or >= high */
+    double laplacian_sum;     /* of 4c - left - right - up - down (in float, in that order) over interior pixels */
+    double laplacian_squares; /* of the same, squared in double */
+    int64_t samples;          /* interior pixels: (width - 2) * (height - 2), or 0 below 3 by 3 */
+} dr_luma_statistics_t;
+
+/* The sharpness, brightness and clipping sums of a luma plane (PictureAnalysis.statistics), each
+ * accumulated in double in row order, as a plain loop does: the same bits. */
+void dr_luma_statistics(const float *luma, int32_t width, int32_t height, float low, float high, dr_luma_statistics_t *out);
+
+/* The summed-area table of `scores` ((width + 1) by (height + 1) doubles, the first row and
+ * column zero): entry (x + 1, y + 1) is the sum over [0, x] by [0, y], each row's running sum
+ * added to the entry above, in double, in order. */
+void dr_summed_area(const float *scores, int32_t width, int32_t height, double *table);
+
 /* 1 when the fixed-point AVX2 passes are in use on this processor (and thread), else 0. */
 int dr_resample_uses_avx2(void);
 /* On the calling thread only, runs the baseline float passes (and the box reduction's baseline
