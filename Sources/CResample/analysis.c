@@ -86,38 +86,78 @@ void dr_saliency(const uint8_t *rgb, const float *luma, int32_t width, int32_t h
 /* ---- Sums over the analysis copy, in the order of their plain definitions (see cresample.h) ---- */
 
 void dr_luma_statistics(const float *luma, int32_t width, int32_t height, float low, float high, dr_luma_statistics_t *out) {
+    /* Four partial sums, element i into sum i % 4 (the first and last of each row's run
+     * counted by position in the run), combined as (s0 + s1) + (s2 + s3): one chain of additions
+     * waited on every element. */
     size_t count = (size_t)width * (size_t)height;
-    double sum = 0;
+    double sum[4] = {0, 0, 0, 0};
     int64_t clipped = 0;
-    for (size_t i = 0; i < count; i++) {
+    size_t i = 0;
+    for (; i + 4 <= count; i += 4) {
+        for (int k = 0; k < 4; k++) {
+            float value = luma[i + (size_t)k];
+            sum[k] += (double)value;
+            clipped += value <= low || value >= high;
+        }
+    }
+    for (; i < count; i++) {
         float value = luma[i];
-        sum += (double)value;
+        sum[i % 4] += (double)value;
         clipped += value <= low || value >= high;
     }
-    double laplacian_sum = 0, laplacian_squares = 0;
+    double laplacian_sum[4] = {0, 0, 0, 0}, laplacian_squares[4] = {0, 0, 0, 0};
     int64_t samples = 0;
     if (width >= 3 && height >= 3) {
         for (int32_t y = 1; y < height - 1; y++) {
             const float *row = luma + (size_t)y * (size_t)width;
-            for (int32_t x = 1; x < width - 1; x++) {
-                double value = (double)(4.0f * row[x] - row[x - 1] - row[x + 1] - row[x - width] - row[x + width]);
-                laplacian_sum += value;
-                laplacian_squares += value * value;
+            int32_t x = 1;
+            for (; x + 4 <= width - 1; x += 4) {
+                for (int k = 0; k < 4; k++) {
+                    const float *p = row + x + k;
+                    double value = (double)(4.0f * p[0] - p[-1] - p[1] - p[-width] - p[width]);
+                    laplacian_sum[k] += value;
+                    laplacian_squares[k] += value * value;
+                }
+            }
+            for (; x < width - 1; x++) {
+                const float *p = row + x;
+                double value = (double)(4.0f * p[0] - p[-1] - p[1] - p[-width] - p[width]);
+                laplacian_sum[(x - 1) % 4] += value;
+                laplacian_squares[(x - 1) % 4] += value * value;
             }
             samples += width - 2;
         }
     }
-    out->sum = sum;
+    out->sum = (sum[0] + sum[1]) + (sum[2] + sum[3]);
     out->clipped = clipped;
-    out->laplacian_sum = laplacian_sum;
-    out->laplacian_squares = laplacian_squares;
+    out->laplacian_sum = (laplacian_sum[0] + laplacian_sum[1]) + (laplacian_sum[2] + laplacian_sum[3]);
+    out->laplacian_squares = (laplacian_squares[0] + laplacian_squares[1]) + (laplacian_squares[2] + laplacian_squares[3]);
     out->samples = samples;
 }
 
 void dr_summed_area(const float *scores, int32_t width, int32_t height, double *table) {
+    /* Each entry is the entry above plus its row's running sum, as a plain loop makes it; the
+     * running sums of four rows are made side by side (each still in order), since one row's
+     * chain of additions waited on every element. */
     size_t stride = (size_t)width + 1;
     for (size_t i = 0; i < stride; i++) table[i] = 0;
-    for (int32_t y = 0; y < height; y++) {
+    int32_t y = 0;
+    for (; y + 4 <= height; y += 4) {
+        double running[4] = {0, 0, 0, 0};
+        for (int k = 0; k < 4; k++) table[(size_t)(y + k + 1) * stride] = 0;
+        for (int32_t x = 0; x < width; x++) {
+            for (int k = 0; k < 4; k++) {
+                running[k] += (double)scores[(size_t)(y + k) * (size_t)width + (size_t)x];
+                table[(size_t)(y + k + 1) * stride + (size_t)x + 1] = running[k];
+            }
+        }
+        for (int k = 0; k < 4; k++) {
+            const double *above = table + (size_t)(y + k) * stride;
+            double *here = table + (size_t)(y + k + 1) * stride;
+            for (int32_t x = 1; x <= width; x++) here[x] = above[x] + here[x];
+        }
+    }
+    for (; y < height; y++) {
         const float *row = scores + (size_t)y * (size_t)width;
         const double *above = table + (size_t)y * stride;
         double *here = table + (size_t)(y + 1) * stride;

@@ -10,7 +10,8 @@ enum PictureAnalysis {
     /// Saturation below this (0...255) adds nothing: greys and pastels are not interesting.
     static let saturationFloor: Float = 48
 
-    /// Sharpness, mean luma and clipping of an RGB raster.
+    /// Sharpness, mean luma and clipping of an RGB raster (the sums in CResample's
+    /// `dr_luma_statistics`, four partial sums each).
     static func statistics(of raster: Raster) -> PictureStatistics {
         let width = raster.width, height = raster.height, count = width * height
         guard count > 0 else { return PictureStatistics(sharpness: 0, meanLuma: 0, clippedFraction: 0) }

@@ -69,13 +69,14 @@ typedef struct {
     int64_t samples;          /* interior pixels: (width - 2) * (height - 2), or 0 below 3 by 3 */
 } dr_luma_statistics_t;
 
-/* The sharpness, brightness and clipping sums of a luma plane (PictureAnalysis.statistics), each
- * accumulated in double in row order, as a plain loop does: the same bits. */
+/* The sharpness, brightness and clipping sums of a luma plane (PictureAnalysis.statistics), in
+ * double: each sum in four partial sums (element i of its run into sum i % 4, the Laplacian's run
+ * starting again on each row), combined as (s0 + s1) + (s2 + s3). */
 void dr_luma_statistics(const float *luma, int32_t width, int32_t height, float low, float high, dr_luma_statistics_t *out);
 
 /* The summed-area table of `scores` ((width + 1) by (height + 1) doubles, the first row and
- * column zero): entry (x + 1, y + 1) is the sum over [0, x] by [0, y], each row's running sum
- * added to the entry above, in double, in order. */
+ * column zero): entry (x + 1, y + 1) is the entry above plus row y's running sum to x, in double,
+ * each sum in order: the bits of a plain loop. */
 void dr_summed_area(const float *scores, int32_t width, int32_t height, double *table);
 
 /* 1 when the fixed-point AVX2 passes are in use on this processor (and thread), else 0. */
