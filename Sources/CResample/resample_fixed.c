@@ -22,21 +22,12 @@
  * |weights| a clipped Lanczos-3 window has), within int16. */
 #include "resample_internal.h"
 
-#if DR_RESAMPLE_X86
-#include <immintrin.h>
-#include <string.h>
-
-#define DR_INLINE static inline __attribute__((always_inline))
-#define DR_AVX2 __attribute__((target("avx2")))
-
-enum { STRIP16 = 16, BLOCK16 = 16 };
-
 /* One axis's weights as 16-bit integers with `bits` fractional bits, each output's summing to
  * one exactly: 15 bits (32768 is one) when every weight is under one, 14 when some weight is
  * not (at a picture's edge, where the filter is cut and its weights renormalised, one can
  * reach about 1.2). Returns the bits, or 0 when a weight is beyond ±2 (a degenerate window),
  * which the fixed-point passes cannot hold. */
-static int quantise(const dr_resample_axis *axis, int16_t *out) {
+int dr_resample_quantise(const dr_resample_axis *axis, int16_t *out) {
     size_t count = (size_t)axis->output_size * (size_t)axis->taps;
     float largest = 0;
     for (size_t i = 0; i < count; i++) {
@@ -61,6 +52,15 @@ static int quantise(const dr_resample_axis *axis, int16_t *out) {
     }
     return bits;
 }
+
+#if DR_RESAMPLE_X86
+#include <immintrin.h>
+#include <string.h>
+
+#define DR_INLINE static inline __attribute__((always_inline))
+#define DR_AVX2 __attribute__((target("avx2")))
+
+enum { STRIP16 = 16, BLOCK16 = 16 };
 
 /* The rounding multiply of _mm256_mulhrs_epi16, for the few samples past the last whole vector. */
 DR_INLINE int16_t mulhrs(int16_t x, int16_t w) { return (int16_t)(((int32_t)x * w + 16384) >> 15); }
@@ -258,10 +258,14 @@ DR_AVX2 int dr_resample_fixed_avx2(const uint8_t *source, int32_t source_width, 
     uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 31) & ~(uintptr_t)31);
     const uint8_t **rows = (const uint8_t **)(void *)(base + l.rows);
     int16_t *merged = (int16_t *)(void *)(base + l.merged), *second_merged = merged + 2 * v->taps;
-    int16_t *hw = (int16_t *)(void *)(base + l.hweights), *vw = (int16_t *)(void *)(base + l.vweights);
+    const int16_t *hw = (int16_t *)(void *)(base + l.hweights), *vw = (int16_t *)(void *)(base + l.vweights);
     int16_t *strip = (int16_t *)(void *)(base + l.strip);
     __m256i *columns = (__m256i *)(void *)(base + l.columns);
-    int hbits = quantise(h, hw), vbits = quantise(v, vw);
+    /* The caller's fixed-point weights where it kept them, else made here into the scratch. */
+    int hbits = h->fixed_weights ? h->fixed_bits : dr_resample_quantise(h, (int16_t *)(void *)(base + l.hweights));
+    int vbits = v->fixed_weights ? v->fixed_bits : dr_resample_quantise(v, (int16_t *)(void *)(base + l.vweights));
+    if (h->fixed_weights) hw = h->fixed_weights;
+    if (v->fixed_weights) vw = v->fixed_weights;
     if (hbits == 0 || vbits == 0) return 1;
     int32_t vshift = 21 - vbits;
     dr_span span = dr_columns_read(h);

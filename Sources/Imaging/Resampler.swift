@@ -21,6 +21,10 @@ struct ResampleAxis {
     let taps: Int
     private(set) var starts: [Int]
     private(set) var weights: [Float]
+    /// The weights as the fixed-point passes hold them, and their fractional bits (0: they
+    /// cannot, the float passes run): made once with the axis, which `cached` keeps.
+    private(set) var fixedWeights: [Int16] = []
+    private(set) var fixedBits: Int32 = 0
 
     /// Taps for mapping the source span [windowStart, windowStart + windowLength) (in pixels of a
     /// source `sourceSize` long) onto `outputSize` pixels. Taps outside the window but inside the
@@ -34,15 +38,27 @@ struct ResampleAxis {
         self.init(sourceSize: sourceSize,
                   windowStart: mirrored ? Double(sourceSize) - windowStart - windowLength : windowStart,
                   windowLength: windowLength, outputSize: outputSize)
-        guard mirrored, outputSize > 1 else { return }
-        var starts = self.starts, weights = self.weights
-        for i in 0..<outputSize / 2 {
-            let j = outputSize - 1 - i
-            starts.swapAt(i, j)
-            for k in 0..<taps { weights.swapAt(i * taps + k, j * taps + k) }
+        if mirrored, outputSize > 1 {
+            var starts = self.starts, weights = self.weights
+            for i in 0..<outputSize / 2 {
+                let j = outputSize - 1 - i
+                starts.swapAt(i, j)
+                for k in 0..<taps { weights.swapAt(i * taps + k, j * taps + k) }
+            }
+            self.starts = starts
+            self.weights = weights
         }
-        self.starts = starts
-        self.weights = weights
+        var bits: Int32 = 0
+        let count = outputSize * taps
+        fixedWeights = weights.withUnsafeBufferPointer { weights in
+            [Int16](unsafeUninitializedCapacity: count) { fixed, initialised in
+                var axis = dr_resample_axis(output_size: Int32(outputSize), taps: Int32(taps), starts: nil,
+                                            weights: weights.baseAddress, fixed_weights: nil, fixed_bits: 0)
+                bits = dr_resample_quantise(&axis, fixed.baseAddress)
+                initialised = count
+            }
+        }
+        fixedBits = bits
     }
 
     init(sourceSize: Int, windowStart: Double, windowLength: Double, outputSize: Int) {
@@ -101,6 +117,20 @@ struct ResampleAxis {
         self.taps = taps
         self.starts = starts
         self.weights = weights
+    }
+
+    /// The axis as CResample reads it, valid inside `body`.
+    func withCAxis<T>(_ body: (dr_resample_axis) -> T) -> T {
+        let starts32 = starts.map { Int32($0) }
+        return starts32.withUnsafeBufferPointer { starts in
+            weights.withUnsafeBufferPointer { weights in
+                fixedWeights.withUnsafeBufferPointer { fixed in
+                    body(dr_resample_axis(output_size: Int32(outputSize), taps: Int32(taps), starts: starts.baseAddress,
+                                          weights: weights.baseAddress, fixed_weights: fixed.isEmpty ? nil : fixed.baseAddress,
+                                          fixed_bits: fixedBits))
+                }
+            }
+        }
     }
 
     /// What an axis depends on.
@@ -178,30 +208,19 @@ enum Resampler {
         _ source: Raster, windowX: Double, windowY: Double, windowWidth: Double, windowHeight: Double,
         width: Int, height: Int, mirrorX: Bool = false, mirrorY: Bool = false
     ) throws -> Raster {
-        let horizontal = ResampleAxis.cached(sourceSize: source.width, windowStart: windowX, windowLength: windowWidth, outputSize: width,
-                                      mirrored: mirrorX)
-        let vertical = ResampleAxis.cached(sourceSize: source.height, windowStart: windowY, windowLength: windowHeight, outputSize: height,
-                                    mirrored: mirrorY)
+        let horizontal = ResampleAxis.cached(sourceSize: source.width, windowStart: windowX, windowLength: windowWidth,
+                                             outputSize: width, mirrored: mirrorX)
+        let vertical = ResampleAxis.cached(sourceSize: source.height, windowStart: windowY, windowLength: windowHeight,
+                                           outputSize: height, mirrored: mirrorY)
         let out = try Raster(width: width, height: height)
-        let starts = (horizontal.starts.map { Int32($0) }, vertical.starts.map { Int32($0) })
-        let code: Int32 = starts.0.withUnsafeBufferPointer { hStarts in
-            starts.1.withUnsafeBufferPointer { vStarts in
-                horizontal.weights.withUnsafeBufferPointer { hWeights in
-                    vertical.weights.withUnsafeBufferPointer { vWeights in
-                        var h = dr_resample_axis(
-                            output_size: Int32(width), taps: Int32(horizontal.taps), starts: hStarts.baseAddress,
-                            weights: hWeights.baseAddress)
-                        var v = dr_resample_axis(
-                            output_size: Int32(height), taps: Int32(vertical.taps), starts: vStarts.baseAddress,
-                            weights: vWeights.baseAddress)
-                        let floats = dr_resample_scratch_floats(Int32(source.width), &h, &v)
-                        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: floats)
-                        defer { scratch.deallocate() }
-                        return dr_resample(
-                            source.pixels, Int32(source.width), Int32(source.height), source.rowBytes, &h, &v,
-                            out.pixels, out.rowBytes, scratch, floats)
-                    }
-                }
+        let code: Int32 = horizontal.withCAxis { h in
+            vertical.withCAxis { v in
+                var h = h, v = v
+                let floats = dr_resample_scratch_floats(Int32(source.width), &h, &v)
+                let scratch = UnsafeMutablePointer<Float>.allocate(capacity: floats)
+                defer { scratch.deallocate() }
+                return dr_resample(source.pixels, Int32(source.width), Int32(source.height), source.rowBytes, &h, &v,
+                                   out.pixels, out.rowBytes, scratch, floats)
             }
         }
         guard code == 0 else { throw ImagingError.outOfMemory(width: width, height: height) }

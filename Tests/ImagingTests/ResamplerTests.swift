@@ -78,7 +78,8 @@ struct ResamplerTests {
                                                  outputSize: outputSize, mirrored: mirrored)
                 let fresh = ResampleAxis(sourceSize: sourceSize, windowStart: start, windowLength: length, outputSize: outputSize,
                                          mirrored: mirrored)
-                if cached.taps != fresh.taps || cached.starts != fresh.starts || cached.weights != fresh.weights {
+                if cached.taps != fresh.taps || cached.starts != fresh.starts || cached.weights != fresh.weights
+                    || cached.fixedWeights != fresh.fixedWeights || cached.fixedBits != fresh.fixedBits || fresh.fixedBits != 15 {
                     mismatches.append("round \(round), axis \(index)")
                 }
             }

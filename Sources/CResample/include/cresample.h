@@ -25,7 +25,18 @@ typedef struct {
     int32_t taps;
     const int32_t *starts;
     const float *weights;
+    /* The weights as the fixed-point passes hold them (`dr_resample_quantise` of this axis, with
+     * its result in `fixed_bits`), made once by a caller that keeps the axis; NULL: the passes
+     * make them on each call. */
+    const int16_t *fixed_weights;
+    int32_t fixed_bits;
 } dr_resample_axis;
+
+/* The axis's weights as 16-bit integers (output_size * taps of them into `out`), each output's
+ * summing to one exactly, with the fractional bits returned: 15, or 14 when some weight is one or
+ * more (a cut filter's edge); 0 when a weight is beyond ±2, which the fixed-point passes cannot
+ * hold (the float passes then run). */
+int dr_resample_quantise(const dr_resample_axis *axis, int16_t *out);
 
 /* Floats of scratch `dr_resample` needs for these axes over a source `source_width` wide. */
 size_t dr_resample_scratch_floats(int32_t source_width, const dr_resample_axis *horizontal,
