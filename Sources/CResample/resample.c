@@ -342,27 +342,35 @@ static int resample_generic(const uint8_t *source, int32_t source_width, int32_t
                          scratch_floats);
 }
 
-/* 0: not yet asked, 1: AVX2 and FMA, 2: baseline. */
+/* 0: not yet asked, 1: AVX2 and FMA, 2: baseline, 3: AVX2 and FMA with AVX-512 VNNI. */
 static _Atomic int isa_choice = 0;
-/* Set on a thread that asked for the baseline passes (the tests, to check both). */
-static _Thread_local int prefers_baseline = 0;
+/* On a thread that asked for them (the tests, to check every path): 1, the baseline passes; 2,
+ * the AVX2 passes without VNNI. */
+static _Thread_local int preference = 0;
 
-void dr_resample_prefer_baseline(int on) { prefers_baseline = on != 0; }
+void dr_resample_prefer_baseline(int on) { preference = on ? 1 : 0; }
+void dr_resample_prefer_plain_avx2(int on) { preference = on ? 2 : 0; }
 
-int dr_resample_uses_avx2(void) {
-    if (prefers_baseline) return 0;
+static int isa(void) {
     int choice = atomic_load_explicit(&isa_choice, memory_order_relaxed);
     if (choice == 0) {
 #if DR_RESAMPLE_X86
         __builtin_cpu_init();
         choice = (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) ? 1 : 2;
+        if (choice == 1 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni"))
+            choice = 3;
 #else
         choice = 2;
 #endif
         atomic_store_explicit(&isa_choice, choice, memory_order_relaxed);
     }
-    return choice == 1;
+    return choice;
 }
+
+int dr_resample_uses_avx2(void) { return preference != 1 && (isa() == 1 || isa() == 3); }
+
+int dr_resample_uses_vnni(void) { return preference == 0 && isa() == 3; }
 
 int dr_resample(const uint8_t *source, int32_t source_width, int32_t source_height, size_t source_stride,
                 const dr_resample_axis *horizontal, const dr_resample_axis *vertical, uint8_t *target,

@@ -46,6 +46,8 @@ public enum Imaging {
     /// Whether the resampler runs its 16-bit fixed-point AVX2 passes on this processor (else the
     /// float passes on the baseline vector unit): for reports.
     public static var resamplerUsesAVX2: Bool { Resampler.usesAVX2 }
+    /// Whether the resampler's vertical pass runs on AVX-512 VNNI (for the benchmark's report).
+    public static var resamplerUsesVNNI: Bool { Resampler.usesVNNI }
 
     /// Renders every recipe from one decode of `bytes`.
     ///

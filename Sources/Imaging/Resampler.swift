@@ -230,6 +230,17 @@ enum Resampler {
     /// Whether the fixed-point AVX2 passes run on this processor (for the benchmark's report).
     static var usesAVX2: Bool { dr_resample_uses_avx2() != 0 }
 
+    /// Whether their vertical pass runs on AVX-512 VNNI here.
+    static var usesVNNI: Bool { dr_resample_uses_vnni() != 0 }
+
+    /// `body` with the AVX2 passes without VNNI on this thread, where the processor has both, so
+    /// that the tests check that path too.
+    static func withPlainAVX2Passes<T>(_ body: () throws -> T) rethrows -> T {
+        dr_resample_prefer_plain_avx2(1)
+        defer { dr_resample_prefer_plain_avx2(0) }
+        return try body()
+    }
+
     /// `body` with the baseline float passes on this thread even where the processor has AVX2,
     /// so that the tests check both implementations.
     static func withBaselinePasses<T>(_ body: () throws -> T) rethrows -> T {

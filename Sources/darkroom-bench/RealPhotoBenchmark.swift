@@ -138,7 +138,8 @@ enum RealPhotoBenchmark {
               + "one thread); the rest \(Table.number(max(0, steadyCPU - staged - metadata - read))) ms.")
         print("Without the allocator setting (glibc's defaults): \(Table.number(untuned.cpuMilliseconds)) ms, "
               + "\(Table.number(untuned.pageFaults, 0)) page faults per photo. Resampler: "
-              + (Imaging.resamplerUsesAVX2 ? "16-bit fixed point in AVX2." : "float on the baseline vector unit (no AVX2)."))
+              + (Imaging.resamplerUsesAVX2 ? "16-bit fixed point in AVX2" + (Imaging.resamplerUsesVNNI ? ", the vertical pass on AVX-512 VNNI." : ".")
+                 : "float on the baseline vector unit (no AVX2)."))
         print("")
 
         var verdicts: [Verdict] = []

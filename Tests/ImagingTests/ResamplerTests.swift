@@ -59,10 +59,17 @@ struct ResamplerTests {
         return largest
     }
 
-    /// Both implementations of the passes: the one this processor chooses (fixed point where it
-    /// has AVX2) and the baseline float one.
-    static func passes<T>(baseline: Bool, _ body: () throws -> T) rethrows -> T {
-        baseline ? try Resampler.withBaselinePasses(body) : try body()
+    /// The implementations of the passes: the one this processor chooses (fixed point where it
+    /// has AVX2, its vertical pass on VNNI where it has that too), the AVX2 one without VNNI, and
+    /// the baseline float one.
+    enum Path: String, CaseIterable, Sendable { case chosen, plainAVX2, baseline }
+
+    static func passes<T>(_ path: Path, _ body: () throws -> T) rethrows -> T {
+        switch path {
+        case .chosen: try body()
+        case .plainAVX2: try Resampler.withPlainAVX2Passes(body)
+        case .baseline: try Resampler.withBaselinePasses(body)
+        }
     }
 
     @Test("an axis from the table of recent ones is the axis made afresh, also once the table has started again")
@@ -88,15 +95,15 @@ struct ResamplerTests {
     }
 
     @Test("the vectorised passes agree with a plain Double filter within one level, shrinking, enlarging and cropping",
-          arguments: [false, true])
-    func matchesReference(baseline: Bool) throws {
+          arguments: Path.allCases)
+    func matchesReference(path: Path) throws {
         var random = SplitMix64(seed: 15)
         // Sizes at the awkward edges: one pixel, odd widths, more taps than the source has pixels.
         let cases: [(Int, Int, Int, Int)] = [(1, 1, 1, 1), (1, 9, 3, 2), (9, 1, 2, 5), (3, 3, 7, 7), (17, 13, 5, 4),
                                              (64, 48, 31, 23), (101, 67, 100, 66), (40, 30, 120, 90), (257, 129, 16, 8)]
         for (index, (sw, sh, ow, oh)) in cases.enumerated() {
             let source = try Self.picture(width: sw, height: sh, seed: UInt64(index))
-            let fast = try Self.passes(baseline: baseline) {
+            let fast = try Self.passes(path) {
                 try Resampler.resample(source, windowX: 0, windowY: 0, windowWidth: Double(sw), windowHeight: Double(sh),
                                        width: ow, height: oh)
             }
@@ -110,7 +117,7 @@ struct ResamplerTests {
             let wx = Double.random(in: 0..<Double(sw) / 2, using: &random), wy = Double.random(in: 0..<Double(sh) / 2, using: &random)
             let ww = Double.random(in: 1...(Double(sw) - wx), using: &random), wh = Double.random(in: 1...(Double(sh) - wy), using: &random)
             let ow = Int.random(in: 1...120, using: &random), oh = Int.random(in: 1...120, using: &random)
-            let fast = try Self.passes(baseline: baseline) {
+            let fast = try Self.passes(path) {
                 try Resampler.resample(source, windowX: wx, windowY: wy, windowWidth: ww, windowHeight: wh, width: ow, height: oh)
             }
             let slow = try Self.reference(source, windowX: wx, windowY: wy, windowWidth: ww, windowHeight: wh, width: ow, height: oh)
@@ -118,7 +125,7 @@ struct ResamplerTests {
         }
     }
 
-    @Test("the fixed-point and float passes agree within a level on a photo-sized picture, cropped and mirrored")
+    @Test("the fixed-point passes, with and without VNNI, and the float ones agree within a level on a photo-sized picture, cropped and mirrored")
     func implementationsAgree() throws {
         let source = try Self.picture(width: 1203, height: 811, seed: 77)
         for (wx, wy, ww, wh, ow, oh, mirrorX, mirrorY) in [
@@ -129,8 +136,10 @@ struct ResamplerTests {
                 try Resampler.resample(source, windowX: wx, windowY: wy, windowWidth: ww, windowHeight: wh, width: ow, height: oh,
                                        mirrorX: mirrorX, mirrorY: mirrorY)
             }
-            let chosen = try run(), baseline = try Resampler.withBaselinePasses(run)
+            let chosen = try run(), plain = try Resampler.withPlainAVX2Passes(run), baseline = try Resampler.withBaselinePasses(run)
             #expect(Self.largestDifference(chosen, baseline) <= 1, "\(ww)×\(wh) → \(ow)×\(oh)")
+            #expect(Self.largestDifference(plain, baseline) <= 1, "without VNNI: \(ww)×\(wh) → \(ow)×\(oh)")
+            #expect(Self.largestDifference(chosen, plain) <= 1, "VNNI against AVX2: \(ww)×\(wh) → \(ow)×\(oh)")
         }
     }
 
@@ -170,13 +179,13 @@ struct ResamplerTests {
     }
 
     @Test("a flat picture stays flat and a one-pixel edge stays where it was: no ringing or shift on uniform areas",
-          arguments: [false, true])
-    func flatAndEdges(baseline: Bool) throws {
+          arguments: Path.allCases)
+    func flatAndEdges(path: Path) throws {
         let flat = try Raster(width: 90, height: 60)
         for level: Int32 in [0, 1, 173, 254, 255] {
             memset(flat.pixels, level, 90 * 60 * 3)
             for (width, height) in [(37, 23), (90, 60), (200, 130)] {
-                let resized = try Self.passes(baseline: baseline) {
+                let resized = try Self.passes(path) {
                     try Resampler.resample(flat, windowX: 0, windowY: 0, windowWidth: 90, windowHeight: 60, width: width, height: height)
                 }
                 #expect((0..<(width * height * 3)).allSatisfy { resized.pixels[$0] == UInt8(level) }, "\(level) at \(width)×\(height)")
@@ -185,7 +194,7 @@ struct ResamplerTests {
         // Left half black, right half white, halved: the edge lands mid-picture and is symmetric.
         let edge = try Raster(width: 80, height: 4)
         for y in 0..<4 { for x in 0..<80 { for c in 0..<3 { edge.pixels[(y * 80 + x) * 3 + c] = x < 40 ? 0 : 255 } } }
-        let half = try Self.passes(baseline: baseline) {
+        let half = try Self.passes(path) {
             try Resampler.resample(edge, windowX: 0, windowY: 0, windowWidth: 80, windowHeight: 4, width: 40, height: 2)
         }
         let row = (0..<40).map { Int(half.pixels[$0 * 3]) }

@@ -92,6 +92,12 @@ void dr_summed_area(const float *scores, int32_t width, int32_t height, double *
 
 /* 1 when the fixed-point AVX2 passes are in use on this processor (and thread), else 0. */
 int dr_resample_uses_avx2(void);
+/* 1 when their vertical pass runs on AVX-512 VNNI (`vpdpwssd`, exact 32-bit sums of two taps at
+ * a time, rounded once) on this processor and thread, else 0. */
+int dr_resample_uses_vnni(void);
+/* On the calling thread only, runs the AVX2 passes without VNNI even where it is present (on: 1),
+ * or lets the processor decide again (0): for the tests. */
+void dr_resample_prefer_plain_avx2(int on);
 /* On the calling thread only, runs the baseline float passes (and the box reduction's baseline
  * build) even where AVX2 is present (on: 1), or lets the processor decide again (0): for the
  * tests, which check both. */
