@@ -14,9 +14,9 @@ struct AttentionCrop {
     let integral: [Double]
 
     /// Scores `analysis`, a copy of the displayed picture whose pixels each cover
-    /// cellWidth × cellHeight display pixels.
-    init(analysis: Raster, cellWidth: Double, cellHeight: Double) {
-        let scores = PictureAnalysis.saliency(of: analysis)
+    /// cellWidth × cellHeight display pixels (`luma`: its luma, when the caller has it already).
+    init(analysis: Raster, luma: [Float]? = nil, cellWidth: Double, cellHeight: Double) {
+        let scores = PictureAnalysis.saliency(of: analysis, luma: luma)
         let width = analysis.width, height = analysis.height
         let table = [Double](unsafeUninitializedCapacity: (width + 1) * (height + 1)) { table, initialised in
             dr_summed_area(scores, Int32(width), Int32(height), table.baseAddress)

@@ -12,12 +12,11 @@ enum PictureAnalysis {
 
     /// Sharpness, mean luma and clipping of an RGB raster (the sums in CResample's
     /// `dr_luma_statistics`, four partial sums each).
-    static func statistics(of raster: Raster) -> PictureStatistics {
+    /// `luma`: the raster's `luma(of:)`, when the caller has it already.
+    static func statistics(of raster: Raster, luma: [Float]? = nil) -> PictureStatistics {
         let width = raster.width, height = raster.height, count = width * height
         guard count > 0 else { return PictureStatistics(sharpness: 0, meanLuma: 0, clippedFraction: 0) }
-        let luma = UnsafeMutablePointer<Float>.allocate(capacity: count)
-        defer { luma.deallocate() }
-        fillLuma(raster, into: luma)
+        let luma = luma ?? Self.luma(of: raster)
         var sums = dr_luma_statistics_t()
         dr_luma_statistics(luma, Int32(width), Int32(height), Float(PictureStatistics.clipMargin),
                            Float(255 - PictureStatistics.clipMargin), &sums)
@@ -37,12 +36,11 @@ enum PictureAnalysis {
     /// Per-pixel interest: edge energy (|Laplacian| of luma), saturation above a floor, and skin
     /// tones (`dr_saliency` in CResample: `saturationWeight`, `saturationFloor`, `skinScore` and
     /// `isSkin` are its constants, which the tests' scalar reference uses too).
-    static func saliency(of raster: Raster) -> [Float] {
+    /// `luma`: the raster's `luma(of:)`, when the caller has it already.
+    static func saliency(of raster: Raster, luma: [Float]? = nil) -> [Float] {
         let width = raster.width, height = raster.height, count = width * height
         guard count > 0 else { return [] }
-        let luma = UnsafeMutablePointer<Float>.allocate(capacity: count)
-        defer { luma.deallocate() }
-        fillLuma(raster, into: luma)
+        let luma = luma ?? Self.luma(of: raster)
         return [Float](unsafeUninitializedCapacity: count) { scores, initialised in
             dr_saliency(raster.pixels, luma, Int32(width), Int32(height), scores.baseAddress)
             initialised = count
@@ -56,6 +54,16 @@ enum PictureAnalysis {
         let cb = 128 - 0.168736 * r - 0.331264 * g + 0.5 * b
         let cr = 128 + 0.5 * r - 0.418688 * g - 0.081312 * b
         return y > 40 && cb >= 77 && cb <= 127 && cr >= 133 && cr <= 173
+    }
+
+    /// The raster's luma (`fillLuma`), made once by a render for both the statistics and the
+    /// attention map.
+    static func luma(of raster: Raster) -> [Float] {
+        let count = raster.width * raster.height
+        return [Float](unsafeUninitializedCapacity: count) { luma, initialised in
+            if let base = luma.baseAddress { fillLuma(raster, into: base) }
+            initialised = count
+        }
     }
 
     /// Rec. 601 luma, 0...255 (`dr_luma`: 0.299 R + 0.587 G + 0.114 B in Float, in that order).

@@ -164,9 +164,11 @@ struct Renderer {
         let analysisSource = Self.analysisSource(among: sources)
         let factor = Self.analysisFactor(analysisSource.raster)
         let analysis = try analysisSource.raster.boxReduced(by: factor, mirrorX: analysisSource.mirrorX, mirrorY: analysisSource.mirrorY)
-        let statistics = PictureAnalysis.statistics(of: analysis)
+        // Its luma serves both the statistics and the attention map.
+        let luma = PictureAnalysis.luma(of: analysis)
+        let statistics = PictureAnalysis.statistics(of: analysis, luma: luma)
         let placeholder = ThumbHash.encode(try Self.placeholderRaster(analysis))
-        placeCrops(&plans, analysis: analysis, factor: factor, source: analysisSource,
+        placeCrops(&plans, analysis: analysis, luma: luma, factor: factor, source: analysisSource,
                    displayWidth: displayWidth, displayHeight: displayHeight)
         timings.analysis = lap()
 
@@ -255,9 +257,9 @@ struct Renderer {
 
     /// Positions the windows of `cover` plans that have no stored crop. `analysis` is `source`
     /// (upright, or the decode with its flips) box-reduced by `factor`, so one of its pixels
-    /// covers `factor / source.ratio` display pixels along each axis.
+    /// covers `factor / source.ratio` display pixels along each axis; `luma` is its luma.
     func placeCrops(
-        _ plans: inout [Plan], analysis: Raster, factor: Int, source: Source, displayWidth: Int, displayHeight: Int
+        _ plans: inout [Plan], analysis: Raster, luma: [Float], factor: Int, source: Source, displayWidth: Int, displayHeight: Int
     ) {
         var attention: AttentionCrop?
         for index in plans.indices where plans[index].recipe.fit == .cover && plans[index].crop == nil {
@@ -272,7 +274,7 @@ struct Renderer {
             } else if options.crop == .attention {
                 if attention == nil {
                     attention = AttentionCrop(
-                        analysis: analysis, cellWidth: Double(factor) / source.ratioX, cellHeight: Double(factor) / source.ratioY)
+                        analysis: analysis, luma: luma, cellWidth: Double(factor) / source.ratioX, cellHeight: Double(factor) / source.ratioY)
                 }
                 plans[index].crop = attention?.bestWindow(
                     width: plan.windowWidth, height: plan.windowHeight, displayWidth: displayWidth, displayHeight: displayHeight)

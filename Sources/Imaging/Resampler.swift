@@ -19,7 +19,8 @@ struct ResampleAxis {
     let outputSize: Int
     /// Weights per output pixel (the stride of `weights`), even.
     let taps: Int
-    private(set) var starts: [Int]
+    /// Each output pixel's first source pixel, as CResample reads it.
+    private(set) var starts: [Int32]
     private(set) var weights: [Float]
     /// The weights as the fixed-point passes hold them, and their fractional bits (0: they
     /// cannot, the float passes run): made once with the axis, which `cached` keeps.
@@ -70,7 +71,7 @@ struct ResampleAxis {
         var taps = Int((support * 2).rounded(.up))
         taps += taps % 2
         taps = max(2, min(taps, sourceSize + sourceSize % 2))
-        var starts = [Int](repeating: 0, count: outputSize)
+        var starts = [Int32](repeating: 0, count: outputSize)
         var weights = [Float](repeating: 0, count: outputSize * taps)
         var scratch = [Double](repeating: 0, count: taps)
         // Through buffer pointers, the table read once: with every array access checked and the
@@ -104,7 +105,7 @@ struct ResampleAxis {
                             }
                             // Shift the start left near the far edge so that all `taps` reads stay inside the source.
                             let start = max(0, min(first, sourceSize - taps))
-                            starts[i] = start
+                            starts[i] = Int32(start)
                             for k in 0..<count where first - start + k < taps {
                                 weights[i * taps + first - start + k] = Float(scratch[k] / total)
                             }
@@ -121,8 +122,7 @@ struct ResampleAxis {
 
     /// The axis as CResample reads it, valid inside `body`.
     func withCAxis<T>(_ body: (dr_resample_axis) -> T) -> T {
-        let starts32 = starts.map { Int32($0) }
-        return starts32.withUnsafeBufferPointer { starts in
+        starts.withUnsafeBufferPointer { starts in
             weights.withUnsafeBufferPointer { weights in
                 fixedWeights.withUnsafeBufferPointer { fixed in
                     body(dr_resample_axis(output_size: Int32(outputSize), taps: Int32(taps), starts: starts.baseAddress,

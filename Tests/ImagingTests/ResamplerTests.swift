@@ -15,9 +15,9 @@ struct ResamplerTests {
         var rows = [Double](repeating: 0, count: source.height * width * 3)
         for y in 0..<source.height {
             for ox in 0..<width {
-                for k in 0..<h.taps where h.starts[ox] + k < source.width {
+                for k in 0..<h.taps where Int(h.starts[ox]) + k < source.width {
                     let weight = Double(h.weights[ox * h.taps + k])
-                    let p = (y * source.width + h.starts[ox] + k) * 3
+                    let p = (y * source.width + Int(h.starts[ox]) + k) * 3
                     for c in 0..<3 { rows[(y * width + ox) * 3 + c] += weight * Double(source.pixels[p + c]) }
                 }
             }
@@ -27,8 +27,8 @@ struct ResamplerTests {
             for ox in 0..<width {
                 for c in 0..<3 {
                     var sum = 0.0
-                    for k in 0..<v.taps where v.starts[oy] + k < source.height {
-                        sum += Double(v.weights[oy * v.taps + k]) * rows[((v.starts[oy] + k) * width + ox) * 3 + c]
+                    for k in 0..<v.taps where Int(v.starts[oy]) + k < source.height {
+                        sum += Double(v.weights[oy * v.taps + k]) * rows[((Int(v.starts[oy]) + k) * width + ox) * 3 + c]
                     }
                     out.pixels[(oy * width + ox) * 3 + c] = UInt8(max(0, min(255, sum.rounded())))
                 }
