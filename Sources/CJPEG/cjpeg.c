@@ -4,6 +4,7 @@
  */
 #include "cjpeg.h"
 #include "cdeadline.h"
+#include "idct.h"
 
 #include <setjmp.h>
 #include <stdio.h>
@@ -348,6 +349,7 @@ int dr_jpeg_decode(const uint8_t *data, size_t size, int scale_num, uint64_t pix
         cinfo.do_fancy_upsampling = FALSE;
     }
     jpeg_start_decompress(&cinfo);
+    dr_jpeg_use_avx2_idct(&cinfo);
 
     const size_t width = cinfo.output_width, height = cinfo.output_height;
     pixels = malloc(width * height * 3);
@@ -513,3 +515,43 @@ int dr_jpeg_encode(const uint8_t *rgb, int width, int height, size_t stride, int
 }
 
 void dr_jpeg_free(void *pointer) { free(pointer); }
+
+long dr_jpeg_idct_mismatches(const uint8_t *data, size_t size, int scale_num, uint32_t seed, long blocks,
+                             int *components, dr_jpeg_status *status) {
+    struct jpeg_decompress_struct cinfo;
+    dr_error_mgr err;
+    dr_status_reset(status);
+    *components = 0;
+    if (data == NULL || size == 0 || scale_num < 1 || scale_num > 8 || blocks < 0) {
+        status->code = DR_JPEG_BAD_ARGUMENT;
+        return -1;
+    }
+    memset(&cinfo, 0, sizeof(cinfo));
+    dr_install_errors(&err, status);
+    cinfo.err = &err.base;
+    if (setjmp(err.jump)) {
+        status->code = dr_failure_code(&err, &cinfo);
+        jpeg_destroy_decompress(&cinfo);
+        return -1;
+    }
+    jpeg_create_decompress(&cinfo);
+    if (dr_read_header(&cinfo, data, size) != JPEG_HEADER_OK) {
+        status->code = DR_JPEG_CORRUPT;
+        jpeg_destroy_decompress(&cinfo);
+        return -1;
+    }
+    cinfo.out_color_space = (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK) ? JCS_CMYK : JCS_RGB;
+    cinfo.scale_num = (unsigned int)scale_num;
+    cinfo.scale_denom = 8;
+    jpeg_start_decompress(&cinfo);
+    long mismatches = 0;
+    for (int ci = 0; ci < cinfo.num_components; ci++) {
+        const long differing = dr_idct_compare(&cinfo, ci, seed + (uint32_t)ci, blocks, 1);
+        if (differing < 0) continue;
+        *components += 1;
+        mismatches += differing;
+    }
+    jpeg_abort_decompress(&cinfo);
+    jpeg_destroy_decompress(&cinfo);
+    return *components > 0 ? mismatches : -1;
+}

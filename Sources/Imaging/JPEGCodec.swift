@@ -61,6 +61,31 @@ enum JPEGCodec {
         return (imageInfo(info), decoded)
     }
 
+    /// Whether 5/8 decodes here run the AVX2 builds of libjpeg-turbo's 5x5 and 10x10 inverse DCTs.
+    static var hasAVX2InverseDCT: Bool { dr_jpeg_avx2_idct_available() != 0 }
+
+    /// Runs `body` with this thread's decodes on libjpeg-turbo's own inverse DCTs (for comparison).
+    static func withLibraryInverseDCT<T>(_ body: () throws -> T) rethrows -> T {
+        dr_jpeg_prefer_library_idct(1)
+        defer { dr_jpeg_prefer_library_idct(0) }
+        return try body()
+    }
+
+    /// Runs `blocks` generated coefficient blocks through the library's and the AVX2 inverse DCT of
+    /// each component of `bytes` decoded at `scaleNumerator`/8: how many came out differently, and over
+    /// how many components; nil when no component has an AVX2 build here.
+    static func inverseDCTMismatches(_ bytes: [UInt8], scaleNumerator: Int, seed: UInt32, blocks: Int) throws
+        -> (mismatches: Int, components: Int)?
+    {
+        var status = dr_jpeg_status()
+        var components: Int32 = 0
+        let mismatches = bytes.withUnsafeBufferPointer { buffer in
+            dr_jpeg_idct_mismatches(buffer.baseAddress, buffer.count, Int32(scaleNumerator), seed, blocks, &components, &status)
+        }
+        try check(status.code, status: &status, info: dr_jpeg_info(), pixelLimit: 0)
+        return mismatches < 0 ? nil : (mismatches, Int(components))
+    }
+
     /// Encodes a raster as a JPEG carrying nothing but the pixels and, when given, the ICC profile.
     static func encode(
         _ raster: Raster, quality: Int, iccProfile: [UInt8]?, progressive: Bool, optimize: Bool, variant: String

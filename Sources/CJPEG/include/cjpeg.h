@@ -112,6 +112,22 @@ int dr_jpeg_encode(const uint8_t *rgb, int width, int height, size_t stride, int
 /// Releases a buffer that this layer returned.
 void dr_jpeg_free(void *pointer);
 
+/// Where the processor has AVX2, a decode at 5/8 runs AVX2 builds of libjpeg-turbo's 5x5 and 10x10
+/// inverse DCTs, bit for bit the library's (idct.c). With `on`, this thread's decodes use the
+/// library's own functions instead: the tests compare the two.
+void dr_jpeg_prefer_library_idct(int on);
+
+/// 1 where this processor and libjpeg build take the AVX2 inverse DCTs, else 0.
+int dr_jpeg_avx2_idct_available(void);
+
+/// Starts a decode of `data` at scale_num/8 and, for each component whose inverse DCT has an AVX2
+/// build, runs `blocks` generated coefficient blocks (every seventh with a random quantisation
+/// table) through the library's function and the AVX2 one. Returns how many blocks came out
+/// differently, with `*components` the number of components checked; -1 when there were none
+/// (no AVX2, or no component at a size with an AVX2 build) or the data was refused (`status`).
+long dr_jpeg_idct_mismatches(const uint8_t *data, size_t size, int scale_num, uint32_t seed, long blocks,
+                             int *components, dr_jpeg_status *status);
+
 #ifdef __cplusplus
 }
 #endif

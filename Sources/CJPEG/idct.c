@@ -1,0 +1,381 @@
+/*
+ * AVX2 builds of the two reduced-size inverse DCTs a 5/8 decode spends its time in: libjpeg-turbo's
+ * jpeg_idct_5x5 (each 8x8 block of a full-resolution component to 5x5 pixels) and jpeg_idct_10x10
+ * (a 2x2-subsampled chroma block straight to 10x10, which spares the upsampler). libjpeg-turbo has
+ * SIMD builds only of its 8x8, 4x4, 2x2 and 1x1 transforms; these two run as plain C, and in the
+ * worker they were an eighth of a photo's CPU.
+ *
+ * Output is libjpeg's, bit for bit:
+ * - pass 1 is libjpeg's column butterfly, eight columns in eight 32-bit lanes, same operations,
+ *   same shifts;
+ * - pass 2 has no rounding inside it (each output before its final shift is an integer weighted sum
+ *   of the row's pass-1 values), so it is done as those sums with vpmaddwd, from weights read off
+ *   libjpeg's row butterfly;
+ * - the range limit is libjpeg's table done arithmetically: the descaled value's low ten bits read
+ *   as signed, plus 128, clamped to 0...255.
+ * All of it is exact in 32-bit lanes while the dequantised coefficients and the pass-1 values stay
+ * within the bounds below, which any JPEG a camera or an encoder makes does by far; a block outside
+ * them (hostile data) goes to libjpeg's own function.
+ *
+ * dr_jpeg_use_avx2_idct installs them after jpeg_start_decompress, in place of exactly those two
+ * library functions, only after they agreed with the library on test blocks run with that
+ * component's own tables. JPEGIDCTTests compare whole decodes and millions of random blocks.
+ */
+/* jpegint.h's decoder internals (the inverse DCT's method table), before jpeglib.h comes in. */
+#define JPEG_INTERNALS
+#include "idct.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <immintrin.h>
+
+/* libjpeg-turbo exports these (declared in jdct.h, which is not installed). */
+extern void jpeg_idct_5x5(j_decompress_ptr, jpeg_component_info *, JCOEFPTR, JSAMPARRAY, JDIMENSION);
+extern void jpeg_idct_10x10(j_decompress_ptr, jpeg_component_info *, JCOEFPTR, JSAMPARRAY, JDIMENSION);
+
+#define DR_AVX2 __attribute__((target("avx2")))
+
+/* Pass 2 of both transforms has no rounding inside it: each output, before the final shift, is an
+ * integer weighted sum of the row's pass-1 values. These are those weights (a row of weights per input),
+ * read off libjpeg's butterflies; the tests check the sums against the library's own functions. */
+static const int16_t pass2_5[5][5] = {
+    {8192, 8192, 8192, 8192, 8192},
+    {11019, 6810, 0, -6810, -11019},
+    {9372, -3580, -11584, -3580, 9372},
+    {6810, -11018, 0, 11018, -6810},
+    {3580, -9372, 11584, -9372, 3580},
+};
+static const int16_t pass2_10[8][10] = {
+    {8192, 8192, 8192, 8192, 8192, 8192, 8192, 8192, 8192, 8192},
+    {11443, 10323, 8192, 5260, 1812, -1812, -5260, -8192, -10323, -11443},
+    {11019, 6810, 0, -6810, -11019, -11019, -6810, 0, 6810, 11019},
+    {10322, 1812, -8192, -11442, -5260, 5260, 11442, 8192, -1812, -10322},
+    {9373, -3580, -11586, -3580, 9373, 9373, -3580, -11586, -3580, 9373},
+    {8192, -8192, -8192, 8192, 8192, -8192, -8192, 8192, 8192, -8192},
+    {6810, -11018, 0, 11018, -6810, -6810, 11018, 0, -11018, 6810},
+    {5260, -11442, 8192, 1812, -10322, 10322, -1812, -8192, 11442, -5260},
+};
+
+/* Pairs of weights for vpmaddwd: lane j of pair p holds (w[2p][j], w[2p+1][j]) as two 16-bit halves. */
+typedef struct {
+    __m256i five[3];      /* 5x5: outputs 0-4 in lanes 0-4 */
+    __m256i ten_low[4];   /* 10x10: outputs 0-7 */
+    __m128i ten_high[4];  /* 10x10: outputs 8-9 in lanes 0-1 */
+} pass2_weights;
+
+static int32_t pair(int16_t low, int16_t high) { return (int32_t)(((uint32_t)(uint16_t)high << 16) | (uint16_t)low); }
+
+static pass2_weights weights;
+
+static void prepare_weights(void) {
+    int32_t lanes[8];
+    for (int p = 0; p < 3; p++) {
+        for (int j = 0; j < 8; j++) {
+            const int16_t low = j < 5 ? pass2_5[2 * p][j] : 0;
+            const int16_t high = (j < 5 && 2 * p + 1 < 5) ? pass2_5[2 * p + 1][j] : 0;
+            lanes[j] = pair(low, high);
+        }
+        memcpy(&weights.five[p], lanes, sizeof(lanes));
+    }
+    for (int p = 0; p < 4; p++) {
+        for (int j = 0; j < 8; j++) lanes[j] = pair(pass2_10[2 * p][j], pass2_10[2 * p + 1][j]);
+        memcpy(&weights.ten_low[p], lanes, sizeof(lanes));
+        for (int j = 0; j < 4; j++) lanes[j] = j < 2 ? pair(pass2_10[2 * p][8 + j], pass2_10[2 * p + 1][8 + j]) : 0;
+        memcpy(&weights.ten_high[p], lanes, 4 * sizeof(int32_t));
+    }
+}
+
+/* libjpeg's range limit, done arithmetically: the descaled value's low ten bits, read as signed, plus
+ * CENTERJSAMPLE, clamped to a sample (the packs that follow clamp). The sum before the shift has 1 << 17
+ * added, libjpeg's fudge factor. */
+DR_AVX2 static inline __m256i descale_256(__m256i sum) {
+    sum = _mm256_add_epi32(sum, _mm256_set1_epi32(1 << 17));
+    return _mm256_add_epi32(_mm256_srai_epi32(_mm256_slli_epi32(sum, 4), 22), _mm256_set1_epi32(128));
+}
+DR_AVX2 static inline __m128i descale_128(__m128i sum) {
+    sum = _mm_add_epi32(sum, _mm_set1_epi32(1 << 17));
+    return _mm_add_epi32(_mm_srai_epi32(_mm_slli_epi32(sum, 4), 22), _mm_set1_epi32(128));
+}
+
+DR_AVX2 static inline __m256i dequantize(JCOEFPTR coef, const int16_t *quant, int row) {
+    const __m256i c = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(coef + 8 * row)));
+    const __m256i q = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(quant + 8 * row)));
+    return _mm256_mullo_epi32(c, q);
+}
+
+#define MUL(v, k) _mm256_mullo_epi32((v), _mm256_set1_epi32(k))
+
+/* Every intermediate is exact in 32 bits when each dequantised coefficient is within this bound; an
+ * 8-bit JPEG's coefficients, as any encoder makes them, are within about 1,150. */
+#define DR_IDCT_INPUT_BOUND 16384
+/* Pass-1 values must fit the 16-bit pairs that vpmaddwd reads, and pass 2's sum 32 bits. */
+#define DR_IDCT5_WS_BOUND 32767
+#define DR_IDCT10_WS_BOUND 30000
+
+DR_AVX2 static void idct_5x5_avx2(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
+                              JSAMPARRAY output_buf, JDIMENSION output_col) {
+    const int16_t *quant = (const int16_t *)compptr->dct_table;
+    const __m256i five_lanes = _mm256_setr_epi32(-1, -1, -1, -1, -1, 0, 0, 0);
+    const __m256i d0 = dequantize(coef_block, quant, 0), d1 = dequantize(coef_block, quant, 1),
+                  d2 = dequantize(coef_block, quant, 2), d3 = dequantize(coef_block, quant, 3),
+                  d4 = dequantize(coef_block, quant, 4);
+    __m256i big = _mm256_max_epu32(_mm256_max_epu32(_mm256_abs_epi32(d0), _mm256_abs_epi32(d1)),
+                                   _mm256_max_epu32(_mm256_abs_epi32(d2), _mm256_abs_epi32(d3)));
+    big = _mm256_and_si256(_mm256_max_epu32(big, _mm256_abs_epi32(d4)), five_lanes);
+
+    /* Pass 1, a column per lane (columns 5-7 are computed and never read). */
+    __m256i tmp12 = _mm256_add_epi32(_mm256_slli_epi32(d0, 13), _mm256_set1_epi32(1 << 10));
+    __m256i z1 = MUL(_mm256_add_epi32(d2, d4), 6476);
+    __m256i z2 = MUL(_mm256_sub_epi32(d2, d4), 2896);
+    __m256i z3 = _mm256_add_epi32(tmp12, z2);
+    const __m256i tmp10 = _mm256_add_epi32(z3, z1);
+    const __m256i tmp11 = _mm256_sub_epi32(z3, z1);
+    tmp12 = _mm256_sub_epi32(tmp12, _mm256_slli_epi32(z2, 2));
+    z1 = MUL(_mm256_add_epi32(d1, d3), 6810);
+    const __m256i tmp0 = _mm256_add_epi32(z1, MUL(d1, 4209));
+    const __m256i tmp1 = _mm256_sub_epi32(z1, MUL(d3, 17828));
+    const __m256i w0 = _mm256_srai_epi32(_mm256_add_epi32(tmp10, tmp0), 11);
+    const __m256i w4 = _mm256_srai_epi32(_mm256_sub_epi32(tmp10, tmp0), 11);
+    const __m256i w1 = _mm256_srai_epi32(_mm256_add_epi32(tmp11, tmp1), 11);
+    const __m256i w3 = _mm256_srai_epi32(_mm256_sub_epi32(tmp11, tmp1), 11);
+    const __m256i w2 = _mm256_srai_epi32(tmp12, 11);
+    __m256i wbig = _mm256_max_epu32(_mm256_max_epu32(_mm256_abs_epi32(w0), _mm256_abs_epi32(w1)),
+                                    _mm256_max_epu32(_mm256_abs_epi32(w2), _mm256_abs_epi32(w3)));
+    wbig = _mm256_and_si256(_mm256_max_epu32(wbig, _mm256_abs_epi32(w4)), five_lanes);
+    const __m256i over = _mm256_or_si256(_mm256_cmpgt_epi32(big, _mm256_set1_epi32(DR_IDCT_INPUT_BOUND)),
+                                         _mm256_cmpgt_epi32(wbig, _mm256_set1_epi32(DR_IDCT5_WS_BOUND)));
+    if (!_mm256_testz_si256(over, over)) {
+        jpeg_idct_5x5(cinfo, compptr, coef_block, output_buf, output_col);
+        return;
+    }
+
+    /* The pass-1 rows as 16-bit values, a row of eight after another. */
+    int16_t ws[3 * 16] __attribute__((aligned(32)));
+    _mm256_store_si256((__m256i *)ws, _mm256_permute4x64_epi64(_mm256_packs_epi32(w0, w1), 0xD8));
+    _mm256_store_si256((__m256i *)(ws + 16), _mm256_permute4x64_epi64(_mm256_packs_epi32(w2, w3), 0xD8));
+    _mm256_store_si256((__m256i *)(ws + 32), _mm256_permute4x64_epi64(_mm256_packs_epi32(w4, w4), 0xD8));
+
+    /* Pass 2, a row at a time: outputs in lanes 0-4. */
+    __m256i rows[6];
+    for (int r = 0; r < 5; r++) {
+        const int16_t *w = ws + 8 * r;
+        int32_t p0, p1, p2;
+        memcpy(&p0, w, 4);
+        memcpy(&p1, w + 2, 4);
+        memcpy(&p2, w + 4, 4);
+        __m256i sum = _mm256_madd_epi16(_mm256_set1_epi32(p0), weights.five[0]);
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_set1_epi32(p1), weights.five[1]));
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_set1_epi32(p2), weights.five[2]));
+        rows[r] = descale_256(sum);
+    }
+    rows[5] = rows[4];
+    for (int r = 0; r < 6; r += 2) {
+        /* [row r's eight | row r+1's eight] as 16-bit, then bytes: row r in the low lane's first 8. */
+        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packs_epi32(rows[r], rows[r + 1]), 0xD8);
+        const __m256i bytes = _mm256_packus_epi16(packed, packed);
+        const uint64_t first = (uint64_t)_mm256_extract_epi64(bytes, 0);
+        memcpy(output_buf[r] + output_col, &first, 5);
+        if (r + 1 < 5) {
+            const uint64_t second = (uint64_t)_mm256_extract_epi64(bytes, 2);
+            memcpy(output_buf[r + 1] + output_col, &second, 5);
+        }
+    }
+}
+
+DR_AVX2 static void idct_10x10_avx2(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
+                                JSAMPARRAY output_buf, JDIMENSION output_col) {
+    const int16_t *quant = (const int16_t *)compptr->dct_table;
+    __m256i d[8];
+    __m256i big = _mm256_setzero_si256();
+    for (int k = 0; k < 8; k++) {
+        d[k] = dequantize(coef_block, quant, k);
+        big = _mm256_max_epu32(big, _mm256_abs_epi32(d[k]));
+    }
+
+    /* Pass 1, a column per lane. */
+    __m256i z3 = _mm256_add_epi32(_mm256_slli_epi32(d[0], 13), _mm256_set1_epi32(1 << 10));
+    __m256i z4 = d[4];
+    __m256i z1 = MUL(z4, 9373);
+    __m256i z2 = MUL(z4, 3580);
+    __m256i tmp10 = _mm256_add_epi32(z3, z1);
+    __m256i tmp11 = _mm256_sub_epi32(z3, z2);
+    const __m256i tmp22 = _mm256_srai_epi32(_mm256_sub_epi32(z3, _mm256_slli_epi32(_mm256_sub_epi32(z1, z2), 1)), 11);
+    z2 = d[2];
+    z3 = d[6];
+    z1 = MUL(_mm256_add_epi32(z2, z3), 6810);
+    __m256i tmp12 = _mm256_add_epi32(z1, MUL(z2, 4209));
+    __m256i tmp13 = _mm256_sub_epi32(z1, MUL(z3, 17828));
+    const __m256i tmp20 = _mm256_add_epi32(tmp10, tmp12);
+    const __m256i tmp24 = _mm256_sub_epi32(tmp10, tmp12);
+    const __m256i tmp21 = _mm256_add_epi32(tmp11, tmp13);
+    const __m256i tmp23 = _mm256_sub_epi32(tmp11, tmp13);
+
+    z1 = d[1];
+    z2 = d[3];
+    z3 = d[5];
+    z4 = d[7];
+    tmp11 = _mm256_add_epi32(z2, z4);
+    tmp13 = _mm256_sub_epi32(z2, z4);
+    tmp12 = MUL(tmp13, 2531);
+    const __m256i z5 = _mm256_slli_epi32(z3, 13);
+    z2 = MUL(tmp11, 7791);
+    z4 = _mm256_add_epi32(z5, tmp12);
+    tmp10 = _mm256_add_epi32(_mm256_add_epi32(MUL(z1, 11443), z2), z4);
+    const __m256i tmp14 = _mm256_add_epi32(_mm256_sub_epi32(MUL(z1, 1812), z2), z4);
+    z2 = MUL(tmp11, 4815);
+    z4 = _mm256_sub_epi32(_mm256_sub_epi32(z5, tmp12), _mm256_slli_epi32(tmp13, 12));
+    tmp12 = _mm256_slli_epi32(_mm256_sub_epi32(_mm256_sub_epi32(z1, tmp13), z3), 2);
+    tmp11 = _mm256_sub_epi32(_mm256_sub_epi32(MUL(z1, 10323), z2), z4);
+    tmp13 = _mm256_add_epi32(_mm256_sub_epi32(MUL(z1, 5260), z2), z4);
+
+    __m256i w[10];
+    w[0] = _mm256_srai_epi32(_mm256_add_epi32(tmp20, tmp10), 11);
+    w[9] = _mm256_srai_epi32(_mm256_sub_epi32(tmp20, tmp10), 11);
+    w[1] = _mm256_srai_epi32(_mm256_add_epi32(tmp21, tmp11), 11);
+    w[8] = _mm256_srai_epi32(_mm256_sub_epi32(tmp21, tmp11), 11);
+    w[2] = _mm256_add_epi32(tmp22, tmp12);
+    w[7] = _mm256_sub_epi32(tmp22, tmp12);
+    w[3] = _mm256_srai_epi32(_mm256_add_epi32(tmp23, tmp13), 11);
+    w[6] = _mm256_srai_epi32(_mm256_sub_epi32(tmp23, tmp13), 11);
+    w[4] = _mm256_srai_epi32(_mm256_add_epi32(tmp24, tmp14), 11);
+    w[5] = _mm256_srai_epi32(_mm256_sub_epi32(tmp24, tmp14), 11);
+    __m256i wbig = _mm256_setzero_si256();
+    for (int r = 0; r < 10; r++) wbig = _mm256_max_epu32(wbig, _mm256_abs_epi32(w[r]));
+    const __m256i over = _mm256_or_si256(_mm256_cmpgt_epi32(big, _mm256_set1_epi32(DR_IDCT_INPUT_BOUND)),
+                                         _mm256_cmpgt_epi32(wbig, _mm256_set1_epi32(DR_IDCT10_WS_BOUND)));
+    if (!_mm256_testz_si256(over, over)) {
+        jpeg_idct_10x10(cinfo, compptr, coef_block, output_buf, output_col);
+        return;
+    }
+
+    int16_t ws[10 * 8] __attribute__((aligned(32)));
+    for (int r = 0; r < 10; r += 2)
+        _mm256_store_si256((__m256i *)(ws + 8 * r), _mm256_permute4x64_epi64(_mm256_packs_epi32(w[r], w[r + 1]), 0xD8));
+
+    /* Pass 2, two rows at a time: outputs 0-7 in a 256-bit sum, 8-9 in a 128-bit one. */
+    for (int r = 0; r < 10; r += 2) {
+        __m256i low[2];
+        __m128i high[2];
+        for (int h = 0; h < 2; h++) {
+            const int16_t *row = ws + 8 * (r + h);
+            __m256i sum = _mm256_setzero_si256();
+            __m128i tail = _mm_setzero_si128();
+            for (int p = 0; p < 4; p++) {
+                int32_t two;
+                memcpy(&two, row + 2 * p, 4);
+                const __m256i b = _mm256_set1_epi32(two);
+                sum = _mm256_add_epi32(sum, _mm256_madd_epi16(b, weights.ten_low[p]));
+                tail = _mm_add_epi32(tail, _mm_madd_epi16(_mm256_castsi256_si128(b), weights.ten_high[p]));
+            }
+            low[h] = descale_256(sum);
+            high[h] = descale_128(tail);
+        }
+        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packs_epi32(low[0], low[1]), 0xD8);
+        const __m256i bytes = _mm256_packus_epi16(packed, packed);
+        const __m128i tail16 = _mm_packs_epi32(high[0], high[1]);
+        const __m128i tail8 = _mm_packus_epi16(tail16, tail16);
+        const uint64_t first = (uint64_t)_mm256_extract_epi64(bytes, 0);
+        const uint64_t second = (uint64_t)_mm256_extract_epi64(bytes, 2);
+        const uint64_t tails = (uint64_t)_mm_cvtsi128_si64(tail8);
+        JSAMPROW a = output_buf[r] + output_col, b = output_buf[r + 1] + output_col;
+        memcpy(a, &first, 8);
+        memcpy(b, &second, 8);
+        a[8] = (JSAMPLE)(tails & 0xFF);
+        a[9] = (JSAMPLE)((tails >> 8) & 0xFF);
+        b[8] = (JSAMPLE)((tails >> 32) & 0xFF);
+        b[9] = (JSAMPLE)((tails >> 40) & 0xFF);
+    }
+}
+
+
+/* ---- choosing and checking ---- */
+
+static _Thread_local int library_only = 0;
+
+void dr_jpeg_prefer_library_idct(int on) { library_only = on ? 1 : 0; }
+
+static int usable;
+static pthread_once_t usable_once = PTHREAD_ONCE_INIT;
+
+static void decide_usable(void) {
+    /* The quantisation table is read as 16-bit multipliers: libjpeg-turbo's type when built with SIMD. */
+    usable = __builtin_cpu_supports("avx2") && sizeof(MULTIPLIER) == 2;
+    if (usable) prepare_weights();
+}
+
+static int avx2_usable(void) {
+    pthread_once(&usable_once, decide_usable);
+    return usable;
+}
+
+int dr_jpeg_avx2_idct_available(void) { return avx2_usable(); }
+
+static inverse_DCT_method_ptr replacement_for(inverse_DCT_method_ptr library) {
+    if (library == jpeg_idct_5x5) return idct_5x5_avx2;
+    if (library == jpeg_idct_10x10) return idct_10x10_avx2;
+    return NULL;
+}
+
+/* A block of one of four kinds: small detail, strong low frequencies (saturating both ways), any
+ * 16-bit values (the fallback's inputs), and a flat block with a little noise. */
+static void fill_block(JCOEF *block, uint32_t *state, int kind) {
+    for (int i = 0; i < 64; i++) {
+        *state = *state * 1664525u + 1013904223u;
+        const uint32_t r = *state >> 8;
+        switch (kind) {
+        case 0: block[i] = (JCOEF)((int)(r % 256) - 128); break;
+        case 1: block[i] = (JCOEF)((i < 6 || r % 3 == 0) ? (int)(r % 2048) - 1024 : 0); break;
+        case 2: block[i] = (JCOEF)(int16_t)(uint16_t)r; break;
+        default: block[i] = (JCOEF)(i == 0 ? (int)(r % 2048) - 1024 : (int)(r % 8) - 4); break;
+        }
+    }
+}
+
+long dr_idct_compare(j_decompress_ptr cinfo, int component, uint32_t seed, long blocks, int vary_tables) {
+    if (!avx2_usable() || component < 0 || component >= cinfo->num_components) return -1;
+    jpeg_component_info *compptr = &cinfo->comp_info[component];
+    const inverse_DCT_method_ptr library = cinfo->idct->inverse_DCT[component];
+    const inverse_DCT_method_ptr ours = replacement_for(library);
+    if (ours == NULL) return -1;
+    JSAMPLE expected[10][16], actual[10][16];
+    JSAMPROW expected_rows[10], actual_rows[10];
+    for (int r = 0; r < 10; r++) {
+        expected_rows[r] = expected[r];
+        actual_rows[r] = actual[r];
+    }
+    MULTIPLIER *table = (MULTIPLIER *)compptr->dct_table;
+    MULTIPLIER saved[DCTSIZE2];
+    memcpy(saved, table, sizeof(saved));
+    uint32_t state = seed;
+    long mismatches = 0;
+    for (long b = 0; b < blocks; b++) {
+        JCOEF block[DCTSIZE2] __attribute__((aligned(32)));
+        fill_block(block, &state, (int)(b % 4));
+        if (vary_tables && b % 7 == 0) {
+            for (int i = 0; i < DCTSIZE2; i++) {
+                state = state * 1664525u + 1013904223u;
+                table[i] = (MULTIPLIER)(1 + (state >> 8) % (b % 14 == 0 ? 255 : 40));
+            }
+        } else if (vary_tables) {
+            memcpy(table, saved, sizeof(saved));
+        }
+        memset(expected, 0x5A, sizeof(expected));
+        memset(actual, 0x5A, sizeof(actual));
+        library(cinfo, compptr, block, expected_rows, 3);
+        ours(cinfo, compptr, block, actual_rows, 3);
+        if (memcmp(expected, actual, sizeof(expected)) != 0) mismatches++;
+    }
+    memcpy(table, saved, sizeof(saved));
+    return mismatches;
+}
+
+void dr_jpeg_use_avx2_idct(j_decompress_ptr cinfo) {
+    if (library_only || !avx2_usable()) return;
+    for (int ci = 0; ci < cinfo->num_components; ci++) {
+        const inverse_DCT_method_ptr ours = replacement_for(cinfo->idct->inverse_DCT[ci]);
+        if (ours != NULL && dr_idct_compare(cinfo, ci, 0x9E3779B9u, 16, 0) == 0) cinfo->idct->inverse_DCT[ci] = ours;
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+@testable import Imaging
+
+/// A 5/8 decode's inverse DCTs run as AVX2 builds of libjpeg-turbo's 5x5 and 10x10 transforms
+/// (CJPEG/idct.c), which must give the library's output bit for bit.
+@Suite("JPEG inverse DCT")
+struct JPEGInverseDCTTests {
+    static let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("samples")
+
+    /// The bundled samples and every corpus JPEG: baseline and progressive, 4:2:0, 4:2:2, 4:4:4,
+    /// grayscale and CMYK, with restart markers and without.
+    static func photos() throws -> [(name: String, bytes: [UInt8])] {
+        var photos: [(String, [UInt8])] = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: Self.samples.path).sorted() where name.lowercased().hasSuffix(".jpg") {
+            photos.append(("samples/\(name)", try [UInt8](Data(contentsOf: Self.samples.appendingPathComponent(name)))))
+        }
+        for path in Corpus.imageFiles() where path.hasPrefix("jpeg/") && [".jpg", ".jpeg"].contains(where: path.lowercased().hasSuffix) {
+            photos.append((path, try Corpus.bytes(path)))
+        }
+        return photos
+    }
+
+    @Test("a 5/8 decode with the AVX2 inverse DCTs is byte for byte the library's")
+    func wholeDecodes() throws {
+        var compared = 0, withAVX2 = 0
+        for photo in try Self.photos() {
+            // A file libjpeg refuses is refused either way; that is the decoding tests' concern.
+            guard let (_, library) = try? JPEGCodec.withLibraryInverseDCT({
+                try JPEGCodec.decode(photo.bytes, scaleNumerator: 5, pixelLimit: 100_000_000)
+            }) else { continue }
+            let (_, chosen) = try JPEGCodec.decode(photo.bytes, scaleNumerator: 5, pixelLimit: 100_000_000)
+            let a = chosen.raster, b = library.raster
+            #expect(a.width == b.width && a.height == b.height, "\(photo.name)")
+            let count = b.width * b.height * 3
+            #expect(memcmp(a.pixels, b.pixels, count) == 0, "\(photo.name): the decodes differ")
+            compared += 1
+            if (try? JPEGCodec.inverseDCTMismatches(photo.bytes, scaleNumerator: 5, seed: 1, blocks: 0)) != nil { withAVX2 += 1 }
+        }
+        #expect(compared >= 4)
+        if JPEGCodec.hasAVX2InverseDCT {
+            #expect(withAVX2 >= 4, "only \(withAVX2) of \(compared) photos had a component at an AVX2 transform's size")
+        }
+    }
+
+    @Test("generated blocks, hostile ones and random quantisation tables among them, come out as the library's",
+          .enabled(if: JPEGCodec.hasAVX2InverseDCT, "this processor has no AVX2: decodes use libjpeg-turbo's own transforms"))
+    func generatedBlocks() throws {
+        // 4:2:0 (a 5x5 luma and 10x10 chroma), 4:4:4 and grayscale (5x5 only).
+        var files: [[UInt8]] = [try [UInt8](Data(contentsOf: Self.samples.appendingPathComponent("hopper.jpg")))]
+        if Corpus.isAvailable {
+            files.append(try Corpus.bytes("jpeg/pillow/hopper_gray.jpg"))
+            files.append(try Corpus.bytes("jpeg/libjpeg-turbo/testorig.jpg"))
+        }
+        var components = 0
+        for (index, bytes) in files.enumerated() {
+            guard let result = try JPEGCodec.inverseDCTMismatches(bytes, scaleNumerator: 5, seed: UInt32(index + 7), blocks: 200_000) else {
+                continue
+            }
+            #expect(result.mismatches == 0, "file \(index): \(result.mismatches) blocks differ")
+            components += result.components
+        }
+        #expect(components >= 3)
+    }
+
+    @Test("a decode at another scale is untouched by the switch")
+    func otherScales() throws {
+        let bytes = try [UInt8](Data(contentsOf: Self.samples.appendingPathComponent("hopper.jpg")))
+        for scale in [3, 4, 6, 8] {
+            #expect(try JPEGCodec.inverseDCTMismatches(bytes, scaleNumerator: scale, seed: 1, blocks: 10) == nil, "scale \(scale)/8")
+        }
+    }
+}
