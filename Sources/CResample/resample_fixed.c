@@ -150,7 +150,8 @@ DR_VNNI static void vertical2_vnni(const uint8_t *const *rows, const int16_t *wa
     const __m128i by = _mm_cvtsi32_si128(down);
     int32_t i = 0;
     for (; i + 32 <= samples; i += 32) {
-        __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+        /* The sums start at the rounding half, so that the shift alone rounds them. */
+        __m256i a0 = half, a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
         for (int32_t p = 0; p < pairs; p++) {
             const uint8_t *r0 = first[p] + i, *r1 = second[p] + i;
             __m256i x0 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)r0));
@@ -169,7 +170,7 @@ DR_VNNI static void vertical2_vnni(const uint8_t *const *rows, const int16_t *wa
             b2 = _mm256_dpwssd_epi32(b2, l1, v);
             b3 = _mm256_dpwssd_epi32(b3, h1, v);
         }
-#define DR_Q6(X) _mm256_sra_epi32(_mm256_add_epi32((X), half), by)
+#define DR_Q6(X) _mm256_sra_epi32((X), by)
         _mm256_storeu_si256((__m256i *)(ta + i), _mm256_packs_epi32(DR_Q6(a0), DR_Q6(a1)));
         _mm256_storeu_si256((__m256i *)(ta + i + 16), _mm256_packs_epi32(DR_Q6(a2), DR_Q6(a3)));
         _mm256_storeu_si256((__m256i *)(tb + i), _mm256_packs_epi32(DR_Q6(b0), DR_Q6(b1)));
@@ -213,28 +214,6 @@ DR_AVX2 DR_INLINE void transpose16(__m256i r[16]) {
     }
 }
 
-/* Four output pixels' three channels for the strip's sixteen rows. */
-#define DR_FOUR(TAPS)                                                                                   \
-    do {                                                                                                \
-        for (int32_t k = 0; k < (TAPS); k++) {                                                          \
-            __m256i u0 = _mm256_set1_epi16(w0[k]), u1 = _mm256_set1_epi16(w1[k]);                       \
-            __m256i u2 = _mm256_set1_epi16(w2[k]), u3 = _mm256_set1_epi16(w3[k]);                       \
-            const __m256i *p0 = c0 + 3 * k, *p1 = c1 + 3 * k, *p2 = c2 + 3 * k, *p3 = c3 + 3 * k;        \
-            s[0] = _mm256_add_epi16(s[0], _mm256_mulhrs_epi16(_mm256_load_si256(p0), u0));               \
-            s[1] = _mm256_add_epi16(s[1], _mm256_mulhrs_epi16(_mm256_load_si256(p0 + 1), u0));           \
-            s[2] = _mm256_add_epi16(s[2], _mm256_mulhrs_epi16(_mm256_load_si256(p0 + 2), u0));           \
-            s[3] = _mm256_add_epi16(s[3], _mm256_mulhrs_epi16(_mm256_load_si256(p1), u1));               \
-            s[4] = _mm256_add_epi16(s[4], _mm256_mulhrs_epi16(_mm256_load_si256(p1 + 1), u1));           \
-            s[5] = _mm256_add_epi16(s[5], _mm256_mulhrs_epi16(_mm256_load_si256(p1 + 2), u1));           \
-            s[6] = _mm256_add_epi16(s[6], _mm256_mulhrs_epi16(_mm256_load_si256(p2), u2));               \
-            s[7] = _mm256_add_epi16(s[7], _mm256_mulhrs_epi16(_mm256_load_si256(p2 + 1), u2));           \
-            s[8] = _mm256_add_epi16(s[8], _mm256_mulhrs_epi16(_mm256_load_si256(p2 + 2), u2));           \
-            s[9] = _mm256_add_epi16(s[9], _mm256_mulhrs_epi16(_mm256_load_si256(p3), u3));               \
-            s[10] = _mm256_add_epi16(s[10], _mm256_mulhrs_epi16(_mm256_load_si256(p3 + 1), u3));         \
-            s[11] = _mm256_add_epi16(s[11], _mm256_mulhrs_epi16(_mm256_load_si256(p3 + 2), u3));         \
-        }                                                                                               \
-    } while (0)
-
 /* The horizontal taps over the strip's columns (`columns`: one vector of the sixteen rows per
  * sample), sixteen output pixels at a time, written as bytes to the strip's `rows` rows. */
 DR_AVX2 static void horizontal16(const __m256i *columns, int32_t first_column, const int32_t *starts,
@@ -246,27 +225,28 @@ DR_AVX2 static void horizontal16(const __m256i *columns, int32_t first_column, c
     for (int32_t ox0 = 0; ox0 < width; ox0 += BLOCK16) {
         int32_t m = width - ox0 < BLOCK16 ? width - ox0 : BLOCK16;
         __m256i out[48];
-        for (int32_t q = 0; q < BLOCK16; q += 4) {
-            int32_t o[4];
-            for (int32_t j = 0; j < 4; j++) o[j] = ox0 + q + j < width ? ox0 + q + j : width - 1;
+        for (int32_t q = 0; q < BLOCK16; q += 2) {
+            int32_t o[2];
+            for (int32_t j = 0; j < 2; j++) o[j] = ox0 + q + j < width ? ox0 + q + j : width - 1;
             const int16_t *w0 = weights + (size_t)o[0] * (size_t)taps, *w1 = weights + (size_t)o[1] * (size_t)taps;
-            const int16_t *w2 = weights + (size_t)o[2] * (size_t)taps, *w3 = weights + (size_t)o[3] * (size_t)taps;
             const __m256i *c0 = columns + (size_t)(starts[o[0]] - first_column) * 3;
             const __m256i *c1 = columns + (size_t)(starts[o[1]] - first_column) * 3;
-            const __m256i *c2 = columns + (size_t)(starts[o[2]] - first_column) * 3;
-            const __m256i *c3 = columns + (size_t)(starts[o[3]] - first_column) * 3;
-            __m256i s[12];
-            for (int j = 0; j < 12; j++) s[j] = _mm256_setzero_si256();
-            switch (taps) {
-            case 6: DR_FOUR(6); break;
-            case 8: DR_FOUR(8); break;
-            case 10: DR_FOUR(10); break;
-            case 12: DR_FOUR(12); break;
-            case 14: DR_FOUR(14); break;
-            case 16: DR_FOUR(16); break;
-            default: DR_FOUR(taps); break;
+            /* Two output pixels at a time: the six sums, two weights and the products stay in AVX2's
+             * sixteen registers (four at a time spilled their sums to the stack on every tap).
+             * The sums start at the rounding half, so that the shift alone rounds them. */
+            __m256i s[6];
+            for (int j = 0; j < 6; j++) s[j] = half;
+            for (int32_t k = 0; k < taps; k++) {
+                __m256i u0 = _mm256_set1_epi16(w0[k]), u1 = _mm256_set1_epi16(w1[k]);
+                const __m256i *p0 = c0 + 3 * k, *p1 = c1 + 3 * k;
+                s[0] = _mm256_add_epi16(s[0], _mm256_mulhrs_epi16(_mm256_load_si256(p0), u0));
+                s[1] = _mm256_add_epi16(s[1], _mm256_mulhrs_epi16(_mm256_load_si256(p0 + 1), u0));
+                s[2] = _mm256_add_epi16(s[2], _mm256_mulhrs_epi16(_mm256_load_si256(p0 + 2), u0));
+                s[3] = _mm256_add_epi16(s[3], _mm256_mulhrs_epi16(_mm256_load_si256(p1), u1));
+                s[4] = _mm256_add_epi16(s[4], _mm256_mulhrs_epi16(_mm256_load_si256(p1 + 1), u1));
+                s[5] = _mm256_add_epi16(s[5], _mm256_mulhrs_epi16(_mm256_load_si256(p1 + 2), u1));
             }
-            for (int j = 0; j < 12; j++) out[q * 3 + j] = _mm256_sra_epi16(_mm256_add_epi16(s[j], half), fraction);
+            for (int j = 0; j < 6; j++) out[q * 3 + j] = _mm256_sra_epi16(s[j], fraction);
         }
         transpose16(out);
         transpose16(out + 16);
