@@ -23,9 +23,15 @@ public struct PhotoProcessor: Sendable {
         self.library = library
         self.catalog = catalog
         self.budget = budget
-        // Rasters of one photo are tens of MB: reuse the heap rather than map and unmap them for
-        // every photo (see cruntime.h for the measured effect). Process-wide, and idempotent.
-        _ = darkroom_keep_large_allocations(Self.largeAllocationThreshold, Self.largeAllocationThreshold * 2)
+        Self.keepLargeAllocations()
+    }
+
+    /// Rasters of one photo are tens of MB: the heap keeps them for the next photo rather than
+    /// mapping and unmapping them for every photo (see cruntime.h for the measured effect).
+    /// Process-wide and idempotent; a processor does it when made, and so does a bench that
+    /// renders without one.
+    public static func keepLargeAllocations() {
+        _ = darkroom_keep_large_allocations(largeAllocationThreshold, largeAllocationThreshold * 2)
     }
 
     /// Processes a claimed photo; throws a `ProcessingFailure` when it cannot.

@@ -1,6 +1,7 @@
 import BenchKit
 import Foundation
 import Imaging
+import Ingest
 import PhotoMetadata
 
 /// Renders photos of a directory with N worker threads and reports throughput and memory.
@@ -183,6 +184,8 @@ enum RenderMeasurement {
         let listing = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
         let files = listing.filter { ["jpg", "heic"].contains($0.pathExtension.lowercased()) }.sorted { $0.path < $1.path }
         guard !files.isEmpty else { throw BenchError("no .jpg or .heic photos in \(directory.path)") }
+        // The heap settings of a worker process, so that the render alone is measured as the worker runs it.
+        PhotoProcessor.keepLargeAllocations()
         // Warm-up outside the timing: each photo once (up to `warmUpPhotos`), so that the timed
         // photos meet a worker that has seen their sizes (first-touch page faults, lazy binding).
         for file in files.prefix(warmUpPhotos) { _ = try processOne(file, settings: settings) }
