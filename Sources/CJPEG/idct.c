@@ -1,9 +1,12 @@
 /*
- * AVX2 builds of the two reduced-size inverse DCTs a 5/8 decode spends its time in: libjpeg-turbo's
- * jpeg_idct_5x5 (each 8x8 block of a full-resolution component to 5x5 pixels) and jpeg_idct_10x10
- * (a 2x2-subsampled chroma block straight to 10x10, which spares the upsampler). libjpeg-turbo has
- * SIMD builds only of its 8x8, 4x4, 2x2 and 1x1 transforms; these two run as plain C, and in the
- * worker they were an eighth of a photo's CPU.
+ * AVX2 builds of the reduced-size inverse DCTs that the render's scaled decodes spend their time in.
+ * libjpeg-turbo has SIMD builds of its 8x8, 4x4, 2x2 and 1x1 transforms only; these run as plain C:
+ * - jpeg_idct_5x5 and jpeg_idct_10x10 at 5/8 (each 8x8 block of a full-resolution component to 5x5
+ *   pixels, a 2x2-subsampled chroma block straight to 10x10, which spares the upsampler): an eighth
+ *   of the worker's CPU on 8-14 MP photos;
+ * - jpeg_idct_3x3 and jpeg_idct_6x6 at 3/8 (20-24 MP cameras; 6x6 is 4:2:0 chroma there) and
+ *   jpeg_idct_6x6 for full-resolution components at 6/8: 3x3 alone was a fifth of the worker's CPU on
+ *   a 22 MP camera photo.
  *
  * Output is libjpeg's, bit for bit:
  * - pass 1 is libjpeg's column butterfly, eight columns in eight 32-bit lanes, same operations,
@@ -15,11 +18,11 @@
  *   as signed, plus 128, clamped to 0...255.
  * All of it is exact in 32-bit lanes while the dequantised coefficients and the pass-1 values stay
  * within the bounds below, which any JPEG a camera or an encoder makes does by far; a block outside
- * them (hostile data) goes to libjpeg's own function.
+ * them (damaged or hostile data) goes to libjpeg's own function.
  *
- * dr_jpeg_use_avx2_idct installs them after jpeg_start_decompress, in place of exactly those two
- * library functions, only after they agreed with the library on test blocks run with that
- * component's own tables. JPEGIDCTTests compare whole decodes and millions of random blocks.
+ * dr_jpeg_use_avx2_idct installs them after jpeg_start_decompress, in place of exactly those
+ * library functions, only after they agreed with the library on check blocks run with that
+ * component's own tables. JPEGInverseDCTTests compare whole decodes and generated blocks.
  */
 /* jpegint.h's decoder internals (the inverse DCT's method table), before jpeglib.h comes in. */
 #define JPEG_INTERNALS
@@ -33,7 +36,9 @@
 #include <immintrin.h>
 
 /* libjpeg-turbo exports these (declared in jdct.h, which is not installed). */
+extern void jpeg_idct_3x3(j_decompress_ptr, jpeg_component_info *, JCOEFPTR, JSAMPARRAY, JDIMENSION);
 extern void jpeg_idct_5x5(j_decompress_ptr, jpeg_component_info *, JCOEFPTR, JSAMPARRAY, JDIMENSION);
+extern void jpeg_idct_6x6(j_decompress_ptr, jpeg_component_info *, JCOEFPTR, JSAMPARRAY, JDIMENSION);
 extern void jpeg_idct_10x10(j_decompress_ptr, jpeg_component_info *, JCOEFPTR, JSAMPARRAY, JDIMENSION);
 
 #define DR_AVX2 __attribute__((target("avx2")))
@@ -48,6 +53,19 @@ static const int16_t pass2_5[5][5] = {
     {6810, -11018, 0, 11018, -6810},
     {3580, -9372, 11584, -9372, 3580},
 };
+static const int16_t pass2_3[3][3] = {
+    {8192, 8192, 8192},
+    {10033, 0, -10033},
+    {5793, -11586, 5793},
+};
+static const int16_t pass2_6[6][6] = {
+    {8192, 8192, 8192, 8192, 8192, 8192},
+    {11190, 8192, 2998, -2998, -8192, -11190},
+    {10033, 0, -10033, -10033, 0, 10033},
+    {8192, -8192, -8192, 8192, 8192, -8192},
+    {5793, -11586, 5793, 5793, -11586, 5793},
+    {2998, -8192, 11190, -11190, 8192, -2998},
+};
 static const int16_t pass2_10[8][10] = {
     {8192, 8192, 8192, 8192, 8192, 8192, 8192, 8192, 8192, 8192},
     {11443, 10323, 8192, 5260, 1812, -1812, -5260, -8192, -10323, -11443},
@@ -61,7 +79,9 @@ static const int16_t pass2_10[8][10] = {
 
 /* Pairs of weights for vpmaddwd: lane j of pair p holds (w[2p][j], w[2p+1][j]) as two 16-bit halves. */
 typedef struct {
+    __m256i three[2];     /* 3x3: outputs 0-2 in lanes 0-2 */
     __m256i five[3];      /* 5x5: outputs 0-4 in lanes 0-4 */
+    __m256i six[3];       /* 6x6: outputs 0-5 in lanes 0-5 */
     __m256i ten_low[4];   /* 10x10: outputs 0-7 */
     __m128i ten_high[4];  /* 10x10: outputs 8-9 in lanes 0-1 */
 } pass2_weights;
@@ -70,16 +90,25 @@ static int32_t pair(int16_t low, int16_t high) { return (int32_t)(((uint32_t)(ui
 
 static pass2_weights weights;
 
-static void prepare_weights(void) {
+/* The pairs of an n x n transform's weights (`matrix`: n rows of n), outputs past n and inputs
+ * past n zero. */
+static void pair_small(const int16_t *matrix, int n, __m256i *out) {
     int32_t lanes[8];
-    for (int p = 0; p < 3; p++) {
+    for (int p = 0; p < (n + 1) / 2; p++) {
         for (int j = 0; j < 8; j++) {
-            const int16_t low = j < 5 ? pass2_5[2 * p][j] : 0;
-            const int16_t high = (j < 5 && 2 * p + 1 < 5) ? pass2_5[2 * p + 1][j] : 0;
+            const int16_t low = j < n ? matrix[2 * p * n + j] : 0;
+            const int16_t high = (j < n && 2 * p + 1 < n) ? matrix[(2 * p + 1) * n + j] : 0;
             lanes[j] = pair(low, high);
         }
-        memcpy(&weights.five[p], lanes, sizeof(lanes));
+        memcpy(&out[p], lanes, sizeof(lanes));
     }
+}
+
+static void prepare_weights(void) {
+    pair_small(&pass2_3[0][0], 3, weights.three);
+    pair_small(&pass2_5[0][0], 5, weights.five);
+    pair_small(&pass2_6[0][0], 6, weights.six);
+    int32_t lanes[8];
     for (int p = 0; p < 4; p++) {
         for (int j = 0; j < 8; j++) lanes[j] = pair(pass2_10[2 * p][j], pass2_10[2 * p + 1][j]);
         memcpy(&weights.ten_low[p], lanes, sizeof(lanes));
@@ -112,88 +141,167 @@ DR_AVX2 static inline __m256i dequantize(JCOEFPTR coef, const int16_t *quant, in
  * 8-bit JPEG's coefficients, as any encoder makes them, are within about 1,150. */
 #define DR_IDCT_INPUT_BOUND 16384
 /* Pass-1 values must fit the 16-bit pairs that vpmaddwd reads, and pass 2's sum 32 bits. */
-#define DR_IDCT5_WS_BOUND 32767
+#define DR_IDCT_SMALL_WS_BOUND 32767
 #define DR_IDCT10_WS_BOUND 30000
 
-DR_AVX2 static void idct_5x5_avx2(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
-                              JSAMPARRAY output_buf, JDIMENSION output_col) {
-    const int16_t *quant = (const int16_t *)compptr->dct_table;
-    const __m256i five_lanes = _mm256_setr_epi32(-1, -1, -1, -1, -1, 0, 0, 0);
-    const __m256i d0 = dequantize(coef_block, quant, 0), d1 = dequantize(coef_block, quant, 1),
-                  d2 = dequantize(coef_block, quant, 2), d3 = dequantize(coef_block, quant, 3),
-                  d4 = dequantize(coef_block, quant, 4);
-    __m256i big = _mm256_max_epu32(_mm256_max_epu32(_mm256_abs_epi32(d0), _mm256_abs_epi32(d1)),
-                                   _mm256_max_epu32(_mm256_abs_epi32(d2), _mm256_abs_epi32(d3)));
-    big = _mm256_and_si256(_mm256_max_epu32(big, _mm256_abs_epi32(d4)), five_lanes);
+#define DR_INLINE static inline __attribute__((always_inline))
 
-    /* Pass 1, a column per lane (columns 5-7 are computed and never read). */
-    __m256i tmp12 = _mm256_add_epi32(_mm256_slli_epi32(d0, 13), _mm256_set1_epi32(1 << 10));
-    __m256i z1 = MUL(_mm256_add_epi32(d2, d4), 6476);
-    __m256i z2 = MUL(_mm256_sub_epi32(d2, d4), 2896);
-    __m256i z3 = _mm256_add_epi32(tmp12, z2);
-    const __m256i tmp10 = _mm256_add_epi32(z3, z1);
-    const __m256i tmp11 = _mm256_sub_epi32(z3, z1);
-    tmp12 = _mm256_sub_epi32(tmp12, _mm256_slli_epi32(z2, 2));
-    z1 = MUL(_mm256_add_epi32(d1, d3), 6810);
-    const __m256i tmp0 = _mm256_add_epi32(z1, MUL(d1, 4209));
-    const __m256i tmp1 = _mm256_sub_epi32(z1, MUL(d3, 17828));
-    const __m256i w0 = _mm256_srai_epi32(_mm256_add_epi32(tmp10, tmp0), 11);
-    const __m256i w4 = _mm256_srai_epi32(_mm256_sub_epi32(tmp10, tmp0), 11);
-    const __m256i w1 = _mm256_srai_epi32(_mm256_add_epi32(tmp11, tmp1), 11);
-    const __m256i w3 = _mm256_srai_epi32(_mm256_sub_epi32(tmp11, tmp1), 11);
-    const __m256i w2 = _mm256_srai_epi32(tmp12, 11);
-    __m256i wbig = _mm256_max_epu32(_mm256_max_epu32(_mm256_abs_epi32(w0), _mm256_abs_epi32(w1)),
-                                    _mm256_max_epu32(_mm256_abs_epi32(w2), _mm256_abs_epi32(w3)));
-    wbig = _mm256_and_si256(_mm256_max_epu32(wbig, _mm256_abs_epi32(w4)), five_lanes);
-    const __m256i over = _mm256_or_si256(_mm256_cmpgt_epi32(big, _mm256_set1_epi32(DR_IDCT_INPUT_BOUND)),
-                                         _mm256_cmpgt_epi32(wbig, _mm256_set1_epi32(DR_IDCT5_WS_BOUND)));
-    if (!_mm256_testz_si256(over, over)) {
-        jpeg_idct_5x5(cinfo, compptr, coef_block, output_buf, output_col);
-        return;
+/* The largest of the magnitudes of `v`'s first `n` lanes, unsigned. */
+DR_AVX2 DR_INLINE __m256i largest(__m256i big, __m256i v, __m256i lanes) {
+    return _mm256_max_epu32(big, _mm256_and_si256(_mm256_abs_epi32(v), lanes));
+}
+
+/* Whether any lane of `inputs` is above the input bound or of `pass1` above `pass1_bound`. */
+DR_AVX2 DR_INLINE int out_of_bounds(__m256i inputs, __m256i pass1, int32_t pass1_bound) {
+    const __m256i over = _mm256_or_si256(_mm256_cmpgt_epi32(inputs, _mm256_set1_epi32(DR_IDCT_INPUT_BOUND)),
+                                         _mm256_cmpgt_epi32(pass1, _mm256_set1_epi32(pass1_bound)));
+    return !_mm256_testz_si256(over, over);
+}
+
+/* Pass 2 of an n x n transform (n <= 8) and its output: `w` holds the n pass-1 rows (a column per
+ * lane, lanes past n ignored); each row's n outputs are its values' weighted sums, two inputs per
+ * vpmaddwd (`pairs`), descaled, range-limited and written as n bytes. */
+DR_AVX2 DR_INLINE void rows_out(const __m256i *w, int n, const __m256i *pairs, JSAMPARRAY output_buf, JDIMENSION output_col) {
+    /* The pass-1 rows as 16-bit values, eight to a row. */
+    int16_t ws[8 * 8] __attribute__((aligned(32)));
+    for (int r = 0; r < n; r += 2) {
+        const __m256i second = r + 1 < n ? w[r + 1] : w[r];
+        _mm256_store_si256((__m256i *)(ws + 8 * r), _mm256_permute4x64_epi64(_mm256_packs_epi32(w[r], second), 0xD8));
     }
-
-    /* The pass-1 rows as 16-bit values, a row of eight after another. */
-    int16_t ws[3 * 16] __attribute__((aligned(32)));
-    _mm256_store_si256((__m256i *)ws, _mm256_permute4x64_epi64(_mm256_packs_epi32(w0, w1), 0xD8));
-    _mm256_store_si256((__m256i *)(ws + 16), _mm256_permute4x64_epi64(_mm256_packs_epi32(w2, w3), 0xD8));
-    _mm256_store_si256((__m256i *)(ws + 32), _mm256_permute4x64_epi64(_mm256_packs_epi32(w4, w4), 0xD8));
-
-    /* Pass 2, a row at a time: outputs in lanes 0-4. */
-    __m256i rows[6];
-    for (int r = 0; r < 5; r++) {
-        const int16_t *w = ws + 8 * r;
-        int32_t p0, p1, p2;
-        memcpy(&p0, w, 4);
-        memcpy(&p1, w + 2, 4);
-        memcpy(&p2, w + 4, 4);
-        __m256i sum = _mm256_madd_epi16(_mm256_set1_epi32(p0), weights.five[0]);
-        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_set1_epi32(p1), weights.five[1]));
-        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_set1_epi32(p2), weights.five[2]));
+    __m256i rows[8];
+    for (int r = 0; r < n; r++) {
+        __m256i sum = _mm256_setzero_si256();
+        for (int p = 0; p < (n + 1) / 2; p++) {
+            int32_t two;
+            memcpy(&two, ws + 8 * r + 2 * p, 4);
+            sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_set1_epi32(two), pairs[p]));
+        }
         rows[r] = descale_256(sum);
     }
-    rows[5] = rows[4];
-    for (int r = 0; r < 6; r += 2) {
+    for (int r = 0; r < n; r += 2) {
         /* [row r's eight | row r+1's eight] as 16-bit, then bytes: row r in the low lane's first 8. */
-        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packs_epi32(rows[r], rows[r + 1]), 0xD8);
+        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packs_epi32(rows[r], r + 1 < n ? rows[r + 1] : rows[r]), 0xD8);
         const __m256i bytes = _mm256_packus_epi16(packed, packed);
         const uint64_t first = (uint64_t)_mm256_extract_epi64(bytes, 0);
-        memcpy(output_buf[r] + output_col, &first, 5);
-        if (r + 1 < 5) {
+        memcpy(output_buf[r] + output_col, &first, (size_t)n);
+        if (r + 1 < n) {
             const uint64_t second = (uint64_t)_mm256_extract_epi64(bytes, 2);
-            memcpy(output_buf[r + 1] + output_col, &second, 5);
+            memcpy(output_buf[r + 1] + output_col, &second, (size_t)n);
         }
     }
 }
 
+/* Lanes 0...n-1 set. */
+DR_AVX2 DR_INLINE __m256i first_lanes(int n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* Rows 0...n-1 of the block dequantised into `d`, a column per lane; returns the largest magnitude
+ * among their first n lanes. */
+DR_AVX2 DR_INLINE __m256i dequantize_rows(JCOEFPTR coef_block, const jpeg_component_info *compptr, int n, __m256i lanes,
+                                          __m256i *d) {
+    const int16_t *quant = (const int16_t *)compptr->dct_table;
+    __m256i big = _mm256_setzero_si256();
+    for (int k = 0; k < n; k++) {
+        d[k] = dequantize(coef_block, quant, k);
+        big = largest(big, d[k], lanes);
+    }
+    return big;
+}
+
+/* The rest of an n x n transform from its pass-1 rows `w`: pass 2 and the output, or the library's
+ * own function for the whole block when the inputs (`big`) or the pass-1 values are past the bounds. */
+DR_AVX2 DR_INLINE void finish_small(const __m256i *w, int n, __m256i big, __m256i lanes, const __m256i *pairs,
+                                    inverse_DCT_method_ptr library, j_decompress_ptr cinfo, jpeg_component_info *compptr,
+                                    JCOEFPTR coef_block, JSAMPARRAY output_buf, JDIMENSION output_col) {
+    __m256i wbig = _mm256_setzero_si256();
+    for (int r = 0; r < n; r++) wbig = largest(wbig, w[r], lanes);
+    if (out_of_bounds(big, wbig, DR_IDCT_SMALL_WS_BOUND)) {
+        library(cinfo, compptr, coef_block, output_buf, output_col);
+        return;
+    }
+    rows_out(w, n, pairs, output_buf, output_col);
+}
+
+DR_AVX2 static void idct_3x3_avx2(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
+                                  JSAMPARRAY output_buf, JDIMENSION output_col) {
+    const __m256i lanes = first_lanes(3);
+    __m256i d[3];
+    const __m256i big = dequantize_rows(coef_block, compptr, 3, lanes, d);
+    const __m256i d0 = d[0], d1 = d[1], d2 = d[2];
+
+    /* Pass 1, a column per lane (columns 3-7 are computed and never read). */
+    __m256i tmp0 = _mm256_add_epi32(_mm256_slli_epi32(d0, 13), _mm256_set1_epi32(1 << 10));
+    const __m256i tmp12 = MUL(d2, 5793);
+    const __m256i tmp10 = _mm256_add_epi32(tmp0, tmp12);
+    const __m256i tmp2 = _mm256_sub_epi32(_mm256_sub_epi32(tmp0, tmp12), tmp12);
+    tmp0 = MUL(d1, 10033);
+    __m256i w[3];
+    w[0] = _mm256_srai_epi32(_mm256_add_epi32(tmp10, tmp0), 11);
+    w[2] = _mm256_srai_epi32(_mm256_sub_epi32(tmp10, tmp0), 11);
+    w[1] = _mm256_srai_epi32(tmp2, 11);
+    finish_small(w, 3, big, lanes, weights.three, jpeg_idct_3x3, cinfo, compptr, coef_block, output_buf, output_col);
+}
+
+DR_AVX2 static void idct_5x5_avx2(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
+                                  JSAMPARRAY output_buf, JDIMENSION output_col) {
+    const __m256i lanes = first_lanes(5);
+    __m256i d[5];
+    const __m256i big = dequantize_rows(coef_block, compptr, 5, lanes, d);
+
+    /* Pass 1, a column per lane (columns 5-7 are computed and never read). */
+    __m256i tmp12 = _mm256_add_epi32(_mm256_slli_epi32(d[0], 13), _mm256_set1_epi32(1 << 10));
+    __m256i z1 = MUL(_mm256_add_epi32(d[2], d[4]), 6476);
+    const __m256i z2 = MUL(_mm256_sub_epi32(d[2], d[4]), 2896);
+    const __m256i z3 = _mm256_add_epi32(tmp12, z2);
+    const __m256i tmp10 = _mm256_add_epi32(z3, z1);
+    const __m256i tmp11 = _mm256_sub_epi32(z3, z1);
+    tmp12 = _mm256_sub_epi32(tmp12, _mm256_slli_epi32(z2, 2));
+    z1 = MUL(_mm256_add_epi32(d[1], d[3]), 6810);
+    const __m256i tmp0 = _mm256_add_epi32(z1, MUL(d[1], 4209));
+    const __m256i tmp1 = _mm256_sub_epi32(z1, MUL(d[3], 17828));
+    __m256i w[5];
+    w[0] = _mm256_srai_epi32(_mm256_add_epi32(tmp10, tmp0), 11);
+    w[4] = _mm256_srai_epi32(_mm256_sub_epi32(tmp10, tmp0), 11);
+    w[1] = _mm256_srai_epi32(_mm256_add_epi32(tmp11, tmp1), 11);
+    w[3] = _mm256_srai_epi32(_mm256_sub_epi32(tmp11, tmp1), 11);
+    w[2] = _mm256_srai_epi32(tmp12, 11);
+    finish_small(w, 5, big, lanes, weights.five, jpeg_idct_5x5, cinfo, compptr, coef_block, output_buf, output_col);
+}
+
+DR_AVX2 static void idct_6x6_avx2(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
+                                  JSAMPARRAY output_buf, JDIMENSION output_col) {
+    const __m256i lanes = first_lanes(6);
+    __m256i d[6];
+    const __m256i big = dequantize_rows(coef_block, compptr, 6, lanes, d);
+
+    /* Pass 1, a column per lane (columns 6-7 are computed and never read). */
+    __m256i tmp0 = _mm256_add_epi32(_mm256_slli_epi32(d[0], 13), _mm256_set1_epi32(1 << 10));
+    __m256i tmp10 = MUL(d[4], 5793);
+    __m256i tmp1 = _mm256_add_epi32(tmp0, tmp10);
+    const __m256i tmp11 = _mm256_srai_epi32(_mm256_sub_epi32(_mm256_sub_epi32(tmp0, tmp10), tmp10), 11);
+    tmp0 = MUL(d[2], 10033);
+    tmp10 = _mm256_add_epi32(tmp1, tmp0);
+    const __m256i tmp12 = _mm256_sub_epi32(tmp1, tmp0);
+    const __m256i z1 = d[1], z2 = d[3], z3 = d[5];
+    tmp1 = MUL(_mm256_add_epi32(z1, z3), 2998);
+    tmp0 = _mm256_add_epi32(tmp1, _mm256_slli_epi32(_mm256_add_epi32(z1, z2), 13));
+    const __m256i tmp2 = _mm256_add_epi32(tmp1, _mm256_slli_epi32(_mm256_sub_epi32(z3, z2), 13));
+    tmp1 = _mm256_slli_epi32(_mm256_sub_epi32(_mm256_sub_epi32(z1, z2), z3), 2);
+    __m256i w[6];
+    w[0] = _mm256_srai_epi32(_mm256_add_epi32(tmp10, tmp0), 11);
+    w[5] = _mm256_srai_epi32(_mm256_sub_epi32(tmp10, tmp0), 11);
+    w[1] = _mm256_add_epi32(tmp11, tmp1);
+    w[4] = _mm256_sub_epi32(tmp11, tmp1);
+    w[2] = _mm256_srai_epi32(_mm256_add_epi32(tmp12, tmp2), 11);
+    w[3] = _mm256_srai_epi32(_mm256_sub_epi32(tmp12, tmp2), 11);
+    finish_small(w, 6, big, lanes, weights.six, jpeg_idct_6x6, cinfo, compptr, coef_block, output_buf, output_col);
+}
+
 DR_AVX2 static void idct_10x10_avx2(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
                                 JSAMPARRAY output_buf, JDIMENSION output_col) {
-    const int16_t *quant = (const int16_t *)compptr->dct_table;
     __m256i d[8];
-    __m256i big = _mm256_setzero_si256();
-    for (int k = 0; k < 8; k++) {
-        d[k] = dequantize(coef_block, quant, k);
-        big = _mm256_max_epu32(big, _mm256_abs_epi32(d[k]));
-    }
+    const __m256i big = dequantize_rows(coef_block, compptr, 8, first_lanes(8), d);
 
     /* Pass 1, a column per lane. */
     __m256i z3 = _mm256_add_epi32(_mm256_slli_epi32(d[0], 13), _mm256_set1_epi32(1 << 10));
@@ -244,9 +352,7 @@ DR_AVX2 static void idct_10x10_avx2(j_decompress_ptr cinfo, jpeg_component_info 
     w[5] = _mm256_srai_epi32(_mm256_sub_epi32(tmp24, tmp14), 11);
     __m256i wbig = _mm256_setzero_si256();
     for (int r = 0; r < 10; r++) wbig = _mm256_max_epu32(wbig, _mm256_abs_epi32(w[r]));
-    const __m256i over = _mm256_or_si256(_mm256_cmpgt_epi32(big, _mm256_set1_epi32(DR_IDCT_INPUT_BOUND)),
-                                         _mm256_cmpgt_epi32(wbig, _mm256_set1_epi32(DR_IDCT10_WS_BOUND)));
-    if (!_mm256_testz_si256(over, over)) {
+    if (out_of_bounds(big, wbig, DR_IDCT10_WS_BOUND)) {
         jpeg_idct_10x10(cinfo, compptr, coef_block, output_buf, output_col);
         return;
     }
@@ -314,7 +420,9 @@ static int avx2_usable(void) {
 int dr_jpeg_avx2_idct_available(void) { return avx2_usable(); }
 
 static inverse_DCT_method_ptr replacement_for(inverse_DCT_method_ptr library) {
+    if (library == jpeg_idct_3x3) return idct_3x3_avx2;
     if (library == jpeg_idct_5x5) return idct_5x5_avx2;
+    if (library == jpeg_idct_6x6) return idct_6x6_avx2;
     if (library == jpeg_idct_10x10) return idct_10x10_avx2;
     return NULL;
 }

@@ -61,7 +61,8 @@ enum JPEGCodec {
         return (imageInfo(info), decoded)
     }
 
-    /// Whether 5/8 decodes here run the AVX2 builds of libjpeg-turbo's 5x5 and 10x10 inverse DCTs.
+    /// Whether scaled decodes here run the AVX2 builds of libjpeg-turbo's 3x3, 5x5, 6x6 and 10x10
+    /// inverse DCTs.
     static var hasAVX2InverseDCT: Bool { dr_jpeg_avx2_idct_available() != 0 }
 
     /// Runs `body` with this thread's decodes on libjpeg-turbo's own inverse DCTs (for comparison).

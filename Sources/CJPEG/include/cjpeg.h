@@ -112,9 +112,9 @@ int dr_jpeg_encode(const uint8_t *rgb, int width, int height, size_t stride, int
 /// Releases a buffer that this layer returned.
 void dr_jpeg_free(void *pointer);
 
-/// Where the processor has AVX2, a decode at 5/8 runs AVX2 builds of libjpeg-turbo's 5x5 and 10x10
-/// inverse DCTs, bit for bit the library's (idct.c). With `on`, this thread's decodes use the
-/// library's own functions instead: the tests compare the two.
+/// Where the processor has AVX2, decodes at 3/8, 5/8 and 6/8 run AVX2 builds of libjpeg-turbo's
+/// 3x3, 5x5, 6x6 and 10x10 inverse DCTs, bit for bit the library's (idct.c). With `on`, this
+/// thread's decodes use the library's own functions instead: the tests compare the two.
 void dr_jpeg_prefer_library_idct(int on);
 
 /// 1 where this processor and libjpeg build take the AVX2 inverse DCTs, else 0.
