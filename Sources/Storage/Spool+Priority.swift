@@ -48,6 +48,13 @@ extension Spool {
         return Set(markers.map(Self.sourceName(ofFlat:)))
     }
 
+    /// Whether a photo marked urgent is not among `listed` (the names listings have found so far):
+    /// one that arrived since the last listing of `incoming/`. Reads only `priority/`, which holds
+    /// the few photos in flight, never the backlog.
+    public func marksUrgent(outside listed: Set<String>) -> Bool {
+        !urgentNames().isSubset(of: listed)
+    }
+
     /// Removes the markers left without their photo (a process killed between marking an
     /// upload and publishing it, or a photo finished before its mark was made) and returns the
     /// names they stood for. A marker is kept while its photo is in `incoming/` or claimed

@@ -72,6 +72,31 @@ struct DaemonTests {
         }
     }
 
+    @Test func theDaemonWatchesAFolderMadeInIncomingAfterItStarted() throws {
+        // A periodic scan only every minute: the photo in the new folder comes in sooner only
+        // if the folder's creation made the daemon watch it.
+        let space = try Workspace(scanInterval: 60)
+        let daemon = try space.start(["run", "--no-progress", "--log-format", "json"]).process
+        defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
+        usleep(500_000)
+        let folder = space.incoming + "/trip"
+        #expect(mkdir(folder, 0o755) == 0)
+        usleep(500_000)
+        let bytes = try distinctPhotos(1)[0]
+        let hidden = folder + "/.day1.jpg.partial"
+        _ = FileManager.default.createFile(atPath: hidden, contents: Data(bytes))
+        rename(hidden, folder + "/day1.jpg")
+        var count = 0
+        for _ in 0..<450 where count < 1 {
+            usleep(100_000)
+            count = (try? space.catalog().read { db in try PictureRecord.fetchCount(db) }) ?? 0
+        }
+        #expect(count == 1)
+        kill(daemon.processIdentifier, SIGINT)
+        daemon.waitForExit()
+        #expect(daemon.terminationStatus == 0)
+    }
+
     @Test func theDaemonPicksUpPhotosAsTheyArrive() throws {
         // A periodic scan only every minute: only inotify brings the photos in sooner.
         let space = try Workspace(scanInterval: 60)

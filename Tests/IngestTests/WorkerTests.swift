@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Ingest
 import Storage
+import Synchronization
 import Testing
 
 /// The spool's worker in process, over a real spool, library and SQLite catalog.
@@ -59,6 +60,50 @@ struct WorkerTests {
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE source_name LIKE 'late%' AND outcome = 'added'")
         }
         #expect(late == 3)
+    }
+
+    @Test func aWatchingWorkerTakesArrivalsDuringItsBacklogAndAnUrgentOneAheadOfIt() async throws {
+        // A watching daemon lists incoming/ on an arrival only as often as leaves the listing a
+        // tenth of its time, and looks at priority/ on every wake: nothing that arrives is
+        // left behind, and an urgent arrival goes ahead of the backlog.
+        let stores = try Stores()
+        let hopper = try Samples.bytes("hopper.jpg")
+        let backlog = 400
+        for index in 0..<backlog {
+            try stores.spool.enqueue(bytes: hopper + Array("backlog \(index)".utf8), name: String(format: "b%03d.jpg", index), sidecar: nil)
+        }
+        let spool = stores.spool
+        let order = Mutex<[String]>([])
+        let worker = Worker(configuration: stores.configuration, spool: stores.spool, library: stores.library,
+                            catalog: stores.catalog, logger: Stores.quiet) { name, _, _, _ in
+            order.withLock { $0.append(name) }
+            guard name == "b010.jpg" else { return }
+            for index in 0..<3 {
+                try? spool.enqueue(bytes: hopper + Array("late \(index)".utf8), name: "late\(index).jpg", sidecar: nil)
+            }
+            // As `enqueue --priority high` does: the photo comes into view, then its mark.
+            if (try? spool.enqueue(bytes: hopper + Array("urgent".utf8), name: "urgent.jpg", sidecar: nil)) != nil {
+                spool.markUrgent("urgent.jpg")
+            }
+        }
+        let expected = backlog + 4
+        let catalog = stores.catalog
+        let stopper = Thread {
+            for _ in 0..<1200 {
+                if let counts = try? catalog.counts(), counts.pictures >= expected { break }
+                usleep(50_000)
+            }
+            worker.stop()
+        }
+        stopper.start()
+        let tally = try await onOwnThread { worker.run(RunOptions(once: false, progress: false)) }
+        #expect(tally.added == expected && tally.failed == 0, "\(tally)")
+        #expect(stores.spool.depth() == (incoming: 0, processing: 0, failed: 0))
+        let taken = order.withLock { $0 }
+        let arrival = try #require(taken.firstIndex(of: "b010.jpg"))
+        let urgent = try #require(taken.firstIndex(of: "urgent.jpg"))
+        // Two workers: the urgent photo is among the next few taken, far ahead of the backlog's end.
+        #expect(urgent - arrival < backlog / 4, "urgent.jpg was taken \(urgent - arrival) photos after it arrived")
     }
 
     @Test func aTransientCatalogFailureIsRetriedByTheWorker() async throws {
