@@ -43,9 +43,10 @@ extern void jpeg_idct_10x10(j_decompress_ptr, jpeg_component_info *, JCOEFPTR, J
 
 #define DR_AVX2 __attribute__((target("avx2")))
 
-/* Pass 2 of both transforms has no rounding inside it: each output, before the final shift, is an
- * integer weighted sum of the row's pass-1 values. These are those weights (a row of weights per input),
- * read off libjpeg's butterflies; the tests check the sums against the library's own functions. */
+/* Pass 2 of each transform has no rounding inside it: each output, before the final shift, is an
+ * integer weighted sum of the row's pass-1 values. These are those weights (a row of weights per
+ * input), read off libjpeg's row butterflies; the tests check the sums against the library's own
+ * functions. */
 static const int16_t pass2_5[5][5] = {
     {8192, 8192, 8192, 8192, 8192},
     {11019, 6810, 0, -6810, -11019},
