@@ -31,6 +31,11 @@ extension Worker {
     /// goes; a file whose job is done is removed; one whose job failed goes to `failed/`.
     func reconcileQueued(_ jobs: any PhotoJobQueue) {
         reconcileStaged(jobs)
+        // A sidecar or import ticket without its photo, quiet for two leases: its photo was
+        // removed (or never placed) by a process killed in between.
+        for companion in spool.removeOrphanCompanions(quietFor: 2 * configuration.leaseSeconds) {
+            logger.info("removed a sidecar or import ticket left in queued/ without its photo", metadata: ["file": "\(companion)"])
+        }
         let files = spool.queuedFiles(quietFor: configuration.leaseSeconds)
         guard !files.isEmpty else { return }
         let states: [String: QueuedPhotoState]

@@ -55,13 +55,15 @@ extension Spool {
     }
 
     /// Removes a queued photo whose result the catalog has committed, with its sidecar, its
-    /// import ticket and its folder.
+    /// import ticket and its folder: the ticket and sidecar first, the photo last, so that a
+    /// process killed in between leaves the photo, which the reconciliation finds and removes
+    /// (a ticket left alone is found by `removeOrphanCompanions`).
     /// Its staged copy goes too; should that fail, the reconciliation removes it later.
     public func consumeQueued(_ file: String) {
         let path = queued + "/" + file
-        unlink(path)
-        unlink(path + ".json")
         unlink(path + Self.importTicketSuffix)
+        unlink(path + ".json")
+        unlink(path)
         removeEmptyQueuedParents(of: path)
         try? staging?.discard(file, failure: nil)
     }
@@ -163,6 +165,29 @@ extension Spool {
             }
         }
         return files
+    }
+
+    /// Removes the sidecars and import tickets under `queued/` whose photo is not beside them and
+    /// that have not changed for `quietSeconds` (a process killed while it placed or removed a
+    /// photo: an import writes the ticket before the photo), with their emptied folders, and
+    /// returns them as `TOKEN/NAME.json` or `TOKEN/NAME.import.json`.
+    public func removeOrphanCompanions(quietFor quietSeconds: Double, now: Date = Date()) -> [String] {
+        guard let tokens = try? FileManager.default.contentsOfDirectory(atPath: queued) else { return [] }
+        var removed: [String] = []
+        for token in tokens.sorted() where !token.hasPrefix(".") {
+            guard let walker = FileManager.default.enumerator(atPath: queued + "/" + token) else { continue }
+            while let relative = walker.nextObject() as? String {
+                let suffix = relative.hasSuffix(Self.importTicketSuffix) ? Self.importTicketSuffix : relative.hasSuffix(".json") ? ".json" : nil
+                guard let suffix else { continue }
+                let path = queued + "/" + token + "/" + relative
+                let photo = String(path.dropLast(suffix.count))
+                guard FileSystem.entryStatus(photo) == nil, let status = FileSystem.entryStatus(path),
+                      now.timeIntervalSince1970 - status.changed >= quietSeconds, unlink(path) == 0 else { continue }
+                removeEmptyQueuedParents(of: path)
+                removed.append(token + "/" + relative)
+            }
+        }
+        return removed
     }
 
     private func removeEmptyQueuedParents(of path: String) {

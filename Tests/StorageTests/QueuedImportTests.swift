@@ -43,6 +43,24 @@ struct QueuedImportTests {
         #expect(nil == incomingLeftovers(spool).first, "no staging file is left in incoming/: \(incomingLeftovers(spool))")
     }
 
+    @Test func aTicketOrSidecarLeftWithoutItsPhotoIsRemovedOnceQuietAndOneBesideItsPhotoIsKept() throws {
+        // An import killed after writing a ticket and before placing its photo, or a worker killed
+        // while it removed a done photo, leaves a companion alone: a reconciliation removes it.
+        let spool = try Spool(root: space.path + "/spool", settleSeconds: 0)
+        let kept = try spool.placeImported(from: try source("a.jpg", "photo a"), token: "import-1", name: "a.jpg",
+                                           ticket: Array("ticket a".utf8), link: false)
+        try FileManager.default.createDirectory(atPath: spool.queued + "/import-2/day1", withIntermediateDirectories: true)
+        for companion in ["import-2/day1/b.jpg.import.json", "import-2/day1/b.jpg.json"] {
+            _ = FileManager.default.createFile(atPath: spool.queued + "/" + companion, contents: Data("{}".utf8))
+        }
+        #expect(spool.removeOrphanCompanions(quietFor: 60).isEmpty, "not quiet yet")
+        let removed = spool.removeOrphanCompanions(quietFor: 60, now: Date().addingTimeInterval(120))
+        #expect(Set(removed) == ["import-2/day1/b.jpg.import.json", "import-2/day1/b.jpg.json"])
+        #expect(!FileManager.default.fileExists(atPath: spool.queued + "/import-2"), "its emptied folders go too")
+        #expect(try spool.importTicket(of: kept) == Array("ticket a".utf8))
+        #expect(spool.queuedFiles(quietFor: 0) == [kept])
+    }
+
     @Test func placingAgainInTheSamePlaceKeepsThePhotoThereAndRewritesItsTicket() throws {
         let spool = try Spool(root: space.path + "/spool", settleSeconds: 0)
         let a = try source("a.jpg", "first bytes")
