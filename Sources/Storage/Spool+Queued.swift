@@ -152,19 +152,26 @@ extension Spool {
     /// The photos under `queued/` (not their sidecars), each as `TOKEN/NAME`, whose folder has
     /// not changed for `quietSeconds`: those a reconciliation looks at.
     public func queuedFiles(quietFor quietSeconds: Double, now: Date = Date()) -> [String] {
-        guard let tokens = try? FileManager.default.contentsOfDirectory(atPath: queued) else { return [] }
         var files: [String] = []
+        forEachQueuedEntry { file, path in
+            guard !file.hasSuffix(".json"), !(file as NSString).lastPathComponent.hasPrefix(FileSystem.temporaryPrefix),
+                  let status = FileSystem.entryStatus(path), status.kind != .directory,
+                  now.timeIntervalSince1970 - status.changed >= quietSeconds else { return }
+            files.append(file)
+        }
+        return files
+    }
+
+    /// Calls `body` with every entry under `queued/`'s token folders (hidden ones aside), in the
+    /// tokens' order, as `TOKEN/RELATIVE` and its path.
+    private func forEachQueuedEntry(_ body: (_ file: String, _ path: String) -> Void) {
+        guard let tokens = try? FileManager.default.contentsOfDirectory(atPath: queued) else { return }
         for token in tokens.sorted() where !token.hasPrefix(".") {
             guard let walker = FileManager.default.enumerator(atPath: queued + "/" + token) else { continue }
             while let relative = walker.nextObject() as? String {
-                let path = queued + "/" + token + "/" + relative
-                guard !relative.hasSuffix(".json"), !(relative as NSString).lastPathComponent.hasPrefix(FileSystem.temporaryPrefix),
-                      let status = FileSystem.entryStatus(path), status.kind != .directory,
-                      now.timeIntervalSince1970 - status.changed >= quietSeconds else { continue }
-                files.append(token + "/" + relative)
+                body(token + "/" + relative, queued + "/" + token + "/" + relative)
             }
         }
-        return files
     }
 
     /// Removes the sidecars and import tickets under `queued/` whose photo is not beside them and
@@ -172,20 +179,14 @@ extension Spool {
     /// photo: an import writes the ticket before the photo), with their emptied folders, and
     /// returns them as `TOKEN/NAME.json` or `TOKEN/NAME.import.json`.
     public func removeOrphanCompanions(quietFor quietSeconds: Double, now: Date = Date()) -> [String] {
-        guard let tokens = try? FileManager.default.contentsOfDirectory(atPath: queued) else { return [] }
         var removed: [String] = []
-        for token in tokens.sorted() where !token.hasPrefix(".") {
-            guard let walker = FileManager.default.enumerator(atPath: queued + "/" + token) else { continue }
-            while let relative = walker.nextObject() as? String {
-                let suffix = relative.hasSuffix(Self.importTicketSuffix) ? Self.importTicketSuffix : relative.hasSuffix(".json") ? ".json" : nil
-                guard let suffix else { continue }
-                let path = queued + "/" + token + "/" + relative
-                let photo = String(path.dropLast(suffix.count))
-                guard FileSystem.entryStatus(photo) == nil, let status = FileSystem.entryStatus(path),
-                      now.timeIntervalSince1970 - status.changed >= quietSeconds, unlink(path) == 0 else { continue }
-                removeEmptyQueuedParents(of: path)
-                removed.append(token + "/" + relative)
-            }
+        forEachQueuedEntry { file, path in
+            let suffix = file.hasSuffix(Self.importTicketSuffix) ? Self.importTicketSuffix : file.hasSuffix(".json") ? ".json" : nil
+            guard let suffix else { return }
+            guard FileSystem.entryStatus(String(path.dropLast(suffix.count))) == nil, let status = FileSystem.entryStatus(path),
+                  now.timeIntervalSince1970 - status.changed >= quietSeconds, unlink(path) == 0 else { return }
+            removeEmptyQueuedParents(of: path)
+            removed.append(file)
         }
         return removed
     }
