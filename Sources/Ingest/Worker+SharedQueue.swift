@@ -32,6 +32,11 @@ extension Worker {
         let progress = options.progress ? ProgressBar(start: started) : nil
         var lastReconciliation = Date.distantPast
         var lastRetry = Date()
+        // Every ready photo is admitted out of incoming/ when found, but a copy pouring files in
+        // keeps each one there for the settle time: a watching daemon lists the folder for
+        // arrivals at the pace `ListingPace` keeps, as the local queue's loop does.
+        var pace = ListingPace()
+        var scan = SpoolScan()
 
         while !stopSignal.isRaised {
             if availability.outage != nil {
@@ -39,15 +44,22 @@ extension Worker {
                 _ = availability.waitUntilReachable(timeout: 0.25)
                 continue
             }
-            let scan = spool.scan()
-            admit(scan.ready, urgent: scan.urgent, jobs, hand)
+            let required = watcher == nil || Date().timeIntervalSince(pace.scanned) >= configuration.scanIntervalSeconds
+            if pace.isDue(watching: watcher != nil, required: required, urgentNames: spool.urgentNames) {
+                let began = Date()
+                scan = spool.scan()
+                pace.recordListing(scan.ready, began: began, watching: watcher != nil, urgentNames: spool.urgentNames)
+                admit(scan.ready, urgent: scan.urgent, jobs, hand)
+            }
             if Date().timeIntervalSince(lastReconciliation) > configuration.leaseSeconds / 2 {
                 reconcileQueued(jobs)
                 pruneDoneJobs(jobs)
                 recoverAbandonedClaims()
                 lastReconciliation = Date()
             }
-            let depth = try? jobs.photoQueueDepth()
+            // The queue's depth is asked for only where it is shown or decides the end: a
+            // daemon wakes on every arrival.
+            let depth = progress != nil || options.once ? try? jobs.photoQueueDepth() : nil
             progress?.draw(hand.snapshot, waiting: (depth?.claimable ?? 0) + scan.settling)
             if options.once, scan.ready.isEmpty, scan.settling == 0, hand.inHand.isEmpty, let depth, depth.claimable == 0 {
                 // One last look: a photo may have arrived, or been admitted elsewhere, meanwhile.
@@ -61,7 +73,9 @@ extension Worker {
                 }
                 lastRetry = Date()
             }
-            let recheck = min(scan.recheckIn ?? .infinity, configuration.scanIntervalSeconds, progress == nil ? .infinity : 0.5)
+            var recheck = min(scan.recheckIn ?? .infinity, configuration.scanIntervalSeconds, progress == nil ? .infinity : 0.5)
+            // A wake whose arrivals were left for later comes back when the listing may run again.
+            if let resume = pace.resumeIn() { recheck = min(recheck, resume) }
             if let watcher {
                 watcher.wait(timeout: recheck)
             } else {

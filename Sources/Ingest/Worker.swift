@@ -28,11 +28,6 @@ public struct RunOptions: Sendable {
 /// threads bounded by cores and a pixel budget, commits each to the catalog, and removes it from
 /// the spool, or moves it to `failed/` with its reason.
 public final class Worker: Sendable {
-    /// A watching daemon waits this many times the last listing's duration before it lists
-    /// `incoming/` again for an arrival (unless its queue runs low or an urgent photo came):
-    /// listing then takes at most about a tenth of its scanning thread.
-    static let listingTimeShare = 10.0
-
     public let configuration: Configuration
     public let spool: Spool
     public let library: any BlobStore
@@ -119,38 +114,22 @@ public final class Worker: Sendable {
         let progress = options.progress ? ProgressBar(start: started) : nil
 
         var scan = SpoolScan()
-        var scanned = Date.distantPast
         // A run --once wakes after every photo; listing incoming/ then costs a stat per waiting
         // photo, which through a drop folder of thousands made the run quadratic (at 3,000
         // photos the listing took a third of its CPU). While the queue still holds more than
         // the workers take before the next look, the last listing stands; the folder is listed
         // again when the queue runs low or the scan interval has passed, and always before the
-        // run decides it is done.
-        //
-        // A watching daemon lists it when inotify reports an arrival, but not more often than
-        // leaves the listing a tenth of this thread's time: while a copy pours files into a
-        // folder that already holds thousands, every file is an event, and listing on each kept
-        // a whole core busy. An urgent photo (`enqueue --priority high`) is still listed at once:
-        // its mark in `priority/` is looked for on every wake.
+        // run decides it is done. A watching daemon also lists for arrivals, at the pace
+        // `ListingPace` keeps.
         let lowWater = max(16, 4 * configuration.effectiveConcurrency)
-        var listingSeconds = 0.0
-        var listed = Set<String>()
-        var deferred = false
+        var pace = ListingPace()
         while !stopSignal.isRaised {
-            let since = Date().timeIntervalSince(scanned)
-            let throttle = listingSeconds * Self.listingTimeShare
-            if queue.waiting < lowWater || since >= configuration.scanIntervalSeconds
-                || (watcher != nil && (since >= throttle || spool.marksUrgent(outside: listed)))
-            {
+            let required = queue.waiting < lowWater || Date().timeIntervalSince(pace.scanned) >= configuration.scanIntervalSeconds
+            if pace.isDue(watching: watcher != nil, required: required, urgentNames: spool.urgentNames) {
                 let began = Date()
                 scan = spool.scan()
-                scanned = Date()
-                listingSeconds = scanned.timeIntervalSince(began)
-                if watcher != nil { listed.formUnion(scan.ready) }
+                pace.recordListing(scan.ready, began: began, watching: watcher != nil, urgentNames: spool.urgentNames)
                 queue.offer(scan.ready, urgent: scan.urgent)
-                deferred = false
-            } else {
-                deferred = watcher != nil
             }
             progress?.draw(queue.tally, waiting: queue.waiting + scan.settling)
             if options.once, scan.ready.isEmpty, scan.settling == 0, queue.isIdle {
@@ -165,7 +144,7 @@ public final class Worker: Sendable {
             // again every quarter of a second (a bar on a terminal is redrawn twice a second).
             var recheck = min(scan.recheckIn ?? .infinity, configuration.scanIntervalSeconds, progress == nil ? .infinity : 0.5)
             // A wake whose arrivals were left for later comes back when the listing may run again.
-            if deferred { recheck = min(recheck, max(listingSeconds * Self.listingTimeShare - Date().timeIntervalSince(scanned), 0.01)) }
+            if let resume = pace.resumeIn() { recheck = min(recheck, resume) }
             if let watcher {
                 watcher.wait(timeout: recheck)
             } else {

@@ -42,17 +42,12 @@ extension Spool {
         flat.replacingOccurrences(of: "%2F", with: "/").replacingOccurrences(of: "%25", with: "%")
     }
 
-    /// The names marked urgent.
-    func urgentNames() -> Set<String> {
+    /// The names marked urgent: the photos in flight whose mark is in `priority/`, never the
+    /// backlog. Read on every wake of a watching run, to list `incoming/` at once for an urgent
+    /// arrival.
+    public func urgentNames() -> Set<String> {
         guard let markers = try? FileManager.default.contentsOfDirectory(atPath: priority) else { return [] }
         return Set(markers.map(Self.sourceName(ofFlat:)))
-    }
-
-    /// Whether a photo marked urgent is not among `listed` (the names listings have found so far):
-    /// one that arrived since the last listing of `incoming/`. Reads only `priority/`, which holds
-    /// the few photos in flight, never the backlog.
-    public func marksUrgent(outside listed: Set<String>) -> Bool {
-        !urgentNames().isSubset(of: listed)
     }
 
     /// Removes the markers left without their photo (a process killed between marking an
