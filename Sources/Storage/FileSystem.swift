@@ -150,9 +150,16 @@ public enum FileSystem {
 
     /// Creates a directory and its parents when missing.
     /// One mkdir(2) when the parent is there (a worker makes up to ten shard folders a photo),
-    /// and the error the kernel gave, not a guess from Foundation's.
+    /// and the error the kernel gave, not a guess from Foundation's. Each folder made is durable
+    /// before this returns: its parent is fsynced. A file later written, fsynced and renamed
+    /// into it, its own folder fsynced, is then reachable after a power cut even on a file
+    /// system without a journal, where the new folder's entry would otherwise stay unwritten
+    /// and the folder end in `lost+found`. A folder already there costs nothing more.
     public static func makeDirectories(_ path: String) throws(FileSystemError) {
-        if mkdir(path, 0o777) == 0 { return }
+        if mkdir(path, 0o777) == 0 {
+            try syncParent(of: path)
+            return
+        }
         switch errno {
         case EEXIST:
             // A directory, or a link to one, is what was asked for; anything else is in the way.
@@ -161,12 +168,20 @@ public enum FileSystem {
             let parent = (path as NSString).deletingLastPathComponent
             guard !parent.isEmpty, parent != path else { throw .current("create directory", path) }
             try makeDirectories(parent)
-            guard mkdir(path, 0o777) == 0 || (errno == EEXIST && EntryKind(following: path) == .directory) else {
+            if mkdir(path, 0o777) == 0 {
+                try syncDirectory(parent)
+            } else if !(errno == EEXIST && EntryKind(following: path) == .directory) {
                 throw .current("create directory", path)
             }
         default:
             throw .current("create directory", path)
         }
+    }
+
+    /// Fsyncs the folder that holds `path` (the working directory for a bare name).
+    static func syncParent(of path: String) throws(FileSystemError) {
+        let parent = (path as NSString).deletingLastPathComponent
+        try syncDirectory(parent.isEmpty ? "." : parent)
     }
 
     /// Moves `source` to `destination` without ever replacing an existing file: when the name is
