@@ -127,11 +127,23 @@ DR_AVX2 static void vertical2(const uint8_t *const *rows, const int16_t *wa, con
 
 #define DR_VNNI __attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vnni")))
 
+/* Four sums, each given its vector of sample pairs times the weight pair `w`. */
+DR_VNNI DR_INLINE void dot4(__m256i *s0, __m256i *s1, __m256i *s2, __m256i *s3, __m256i x0, __m256i x1, __m256i x2,
+                            __m256i x3, int32_t w) {
+    __m256i u = _mm256_set1_epi32(w);
+    *s0 = _mm256_dpwssd_epi32(*s0, x0, u);
+    *s1 = _mm256_dpwssd_epi32(*s1, x1, u);
+    *s2 = _mm256_dpwssd_epi32(*s2, x2, u);
+    *s3 = _mm256_dpwssd_epi32(*s3, x3, u);
+}
+
 /* `vertical2` on AVX-512 VNNI (256-bit vectors): the samples of two source rows interleaved as
  * 16-bit pairs, so that one `vpdpwssd` adds two taps' exact products into 32-bit sums, rounded to
  * six fractional bits once at the end (`bits`: the weights' fractional bits). Within a level of
  * `vertical2`, whose products are each rounded; fewer instructions per tap (4 % less time for the
- * render's five typical resizes in a C harness). At most 128 source rows. */
+ * render's five typical resizes in a C harness). Each of the two outputs makes products only over
+ * the pairs where it has a weight: their merged rows carry zeros at either end (the same sums, 4 %
+ * less time again in that harness). At most 128 source rows. */
 DR_VNNI static void vertical2_vnni(const uint8_t *const *rows, const int16_t *wa, const int16_t *wb, int32_t count,
                                    int32_t samples, int32_t bits, int16_t *ta, int16_t *tb) {
     int32_t down = bits - 6;
@@ -146,13 +158,21 @@ DR_VNNI static void vertical2_vnni(const uint8_t *const *rows, const int16_t *wa
         first[p] = rows[k];
         second[p] = k + 1 < count ? rows[k + 1] : rows[k];
     }
+    /* Each output's pairs with a weight: the merged rows of two outputs a step apart carry
+     * zeros at either end, whose products need not be made. */
+    int32_t alo = 0, ahi = pairs, blo = 0, bhi = pairs;
+    while (alo < ahi && pa[alo] == 0) alo++;
+    while (ahi > alo && pa[ahi - 1] == 0) ahi--;
+    while (blo < bhi && pb[blo] == 0) blo++;
+    while (bhi > blo && pb[bhi - 1] == 0) bhi--;
+    int32_t lo = alo < blo ? alo : blo, hi = ahi > bhi ? ahi : bhi;
     const __m256i half = _mm256_set1_epi32(1 << (down - 1));
     const __m128i by = _mm_cvtsi32_si128(down);
     int32_t i = 0;
     for (; i + 32 <= samples; i += 32) {
         /* The sums start at the rounding half, so that the shift alone rounds them. */
         __m256i a0 = half, a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
-        for (int32_t p = 0; p < pairs; p++) {
+        for (int32_t p = lo; p < hi; p++) {
             const uint8_t *r0 = first[p] + i, *r1 = second[p] + i;
             __m256i x0 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)r0));
             __m256i y0 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)r1));
@@ -160,15 +180,8 @@ DR_VNNI static void vertical2_vnni(const uint8_t *const *rows, const int16_t *wa
             __m256i y1 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(r1 + 16)));
             __m256i l0 = _mm256_unpacklo_epi16(x0, y0), h0 = _mm256_unpackhi_epi16(x0, y0);
             __m256i l1 = _mm256_unpacklo_epi16(x1, y1), h1 = _mm256_unpackhi_epi16(x1, y1);
-            __m256i u = _mm256_set1_epi32(pa[p]), v = _mm256_set1_epi32(pb[p]);
-            a0 = _mm256_dpwssd_epi32(a0, l0, u);
-            a1 = _mm256_dpwssd_epi32(a1, h0, u);
-            a2 = _mm256_dpwssd_epi32(a2, l1, u);
-            a3 = _mm256_dpwssd_epi32(a3, h1, u);
-            b0 = _mm256_dpwssd_epi32(b0, l0, v);
-            b1 = _mm256_dpwssd_epi32(b1, h0, v);
-            b2 = _mm256_dpwssd_epi32(b2, l1, v);
-            b3 = _mm256_dpwssd_epi32(b3, h1, v);
+            if (p >= alo && p < ahi) dot4(&a0, &a1, &a2, &a3, l0, h0, l1, h1, pa[p]);
+            if (p >= blo && p < bhi) dot4(&b0, &b1, &b2, &b3, l0, h0, l1, h1, pb[p]);
         }
 #define DR_Q6(X) _mm256_sra_epi32((X), by)
         _mm256_storeu_si256((__m256i *)(ta + i), _mm256_packs_epi32(DR_Q6(a0), DR_Q6(a1)));
