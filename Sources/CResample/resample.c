@@ -372,16 +372,48 @@ int dr_resample_uses_avx2(void) { return preference != 1 && (isa() == 1 || isa()
 
 int dr_resample_uses_vnni(void) { return preference == 0 && isa() == 3; }
 
+/* 0: not yet asked, 1: yes, 2: no. */
+static _Atomic int vbmi_choice = 0;
+
+int dr_resample_transposes(void) {
+    if (preference != 0 || !dr_resample_uses_avx2()) return 0;
+    int choice = atomic_load_explicit(&vbmi_choice, memory_order_relaxed);
+    if (choice == 0) {
+#if DR_RESAMPLE_X86
+        __builtin_cpu_init();
+        choice = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                 __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi") ? 1 : 2;
+#else
+        choice = 2;
+#endif
+        atomic_store_explicit(&vbmi_choice, choice, memory_order_relaxed);
+    }
+    return choice == 1;
+}
+
 int dr_resample(const uint8_t *source, int32_t source_width, int32_t source_height, size_t source_stride,
                 const dr_resample_axis *horizontal, const dr_resample_axis *vertical, uint8_t *target,
                 size_t target_stride, float *scratch, size_t scratch_floats) {
 #if DR_RESAMPLE_X86
     if (dr_resample_uses_avx2()) {
         int code = dr_resample_fixed_avx2(source, source_width, source_height, source_stride, horizontal, vertical,
-                                          target, target_stride, scratch, scratch_floats * sizeof(float));
+                                          target, target_stride, scratch, scratch_floats * sizeof(float), 0);
         if (code != 1) return code;
     }
 #endif
     return resample_generic(source, source_width, source_height, source_stride, horizontal, vertical, target,
                             target_stride, scratch, scratch_floats);
+}
+
+int dr_resample_transposed(const uint8_t *source, int32_t source_width, int32_t source_height, size_t source_stride,
+                           const dr_resample_axis *horizontal, const dr_resample_axis *vertical, uint8_t *target,
+                           size_t target_stride, float *scratch, size_t scratch_floats) {
+#if DR_RESAMPLE_X86
+    if (dr_resample_transposes())
+        return dr_resample_fixed_avx2(source, source_width, source_height, source_stride, horizontal, vertical, target,
+                                      target_stride, scratch, scratch_floats * sizeof(float), 1);
+#endif
+    (void)source; (void)source_width; (void)source_height; (void)source_stride; (void)horizontal; (void)vertical;
+    (void)target; (void)target_stride; (void)scratch; (void)scratch_floats;
+    return 1;
 }

@@ -16,7 +16,10 @@
  * with a weight beyond ±2 (only a degenerate window) is left to the float passes.
  *
  * Where the processor has AVX-512 VNNI, the vertical pass adds two taps at a time into exact
- * 32-bit sums instead (`vertical2_vnni`), rounded to 1/64 of a level once.
+ * 32-bit sums instead (`vertical2_vnni`), rounded to 1/64 of a level once. Where it has AVX-512
+ * VBMI, the output can be written transposed (`horizontal16_transposed`): a strip's sixteen sums
+ * of one output pixel are then sixteen pixels of one target row, so a picture stored turned a
+ * quarter is resampled upright from its stored rows, with no transposed copy of it.
  *
  * Error against exact arithmetic: each product is rounded to 1/64 of a level (1/32 in a
  * horizontal pass with 14-bit weights), so a sum of n taps is within n/128 (n/64) of a level
@@ -227,6 +230,65 @@ DR_AVX2 DR_INLINE void transpose16(__m256i r[16]) {
     }
 }
 
+/* Two output pixels' horizontal sums over the strip's sixteen rows, three channels each (`s`,
+ * with `bits - 9` fractional bits): the columns from `c0` and `c1`, the weights `w0` and `w1`.
+ * Two at a time, the six sums, two weights and the products stay in AVX2's sixteen registers
+ * (four at a time spilled their sums to the stack on every tap). The sums start at the rounding
+ * half, so that the shift alone rounds them. */
+DR_AVX2 DR_INLINE void taps2(const __m256i *c0, const __m256i *c1, const int16_t *w0, const int16_t *w1, int32_t taps,
+                             __m256i half, __m256i s[6]) {
+    for (int j = 0; j < 6; j++) s[j] = half;
+    for (int32_t k = 0; k < taps; k++) {
+        __m256i u0 = _mm256_set1_epi16(w0[k]), u1 = _mm256_set1_epi16(w1[k]);
+        const __m256i *p0 = c0 + 3 * k, *p1 = c1 + 3 * k;
+        s[0] = _mm256_add_epi16(s[0], _mm256_mulhrs_epi16(_mm256_load_si256(p0), u0));
+        s[1] = _mm256_add_epi16(s[1], _mm256_mulhrs_epi16(_mm256_load_si256(p0 + 1), u0));
+        s[2] = _mm256_add_epi16(s[2], _mm256_mulhrs_epi16(_mm256_load_si256(p0 + 2), u0));
+        s[3] = _mm256_add_epi16(s[3], _mm256_mulhrs_epi16(_mm256_load_si256(p1), u1));
+        s[4] = _mm256_add_epi16(s[4], _mm256_mulhrs_epi16(_mm256_load_si256(p1 + 1), u1));
+        s[5] = _mm256_add_epi16(s[5], _mm256_mulhrs_epi16(_mm256_load_si256(p1 + 2), u1));
+    }
+}
+
+#define DR_VBMI __attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vbmi")))
+
+/* `horizontal16` writing its output transposed: output pixel x of the strip's row r goes to
+ * row x, column `first_row` + r of `target`, so that the strip's sixteen sums of one output
+ * pixel are sixteen consecutive pixels of one target row, interleaved into bytes by one byte
+ * permute; no transpose of the sums. */
+DR_VBMI static void horizontal16_transposed(const __m256i *columns, int32_t first_column, const int32_t *starts,
+                                            const int16_t *weights, int32_t bits, int32_t taps, int32_t width,
+                                            int32_t rows, int32_t first_row, uint8_t *target, size_t target_stride) {
+    const __m128i fraction = _mm_cvtsi32_si128(bits - 9);
+    const __m256i half = _mm256_set1_epi16((int16_t)(1 << (bits - 10)));
+    /* After the packs, bytes 0-7 hold R0-7, 8-15 G0-7, 16-23 R8-15, 24-31 G8-15, 32-39 B0-7,
+     * 48-55 B8-15: gathered as R0 G0 B0 R1 ... B15. */
+    uint8_t order[64];
+    for (int i = 0; i < 16; i++) {
+        int low = i < 8;
+        order[3 * i] = (uint8_t)(low ? i : 16 + i - 8);
+        order[3 * i + 1] = (uint8_t)(low ? 8 + i : 24 + i - 8);
+        order[3 * i + 2] = (uint8_t)(low ? 32 + i : 48 + i - 8);
+    }
+    for (int i = 48; i < 64; i++) order[i] = 0;
+    const __m512i permute = _mm512_loadu_si512((const void *)order);
+    const __mmask64 mask = rows >= 16 ? (__mmask64)0xFFFFFFFFFFFFull : (((__mmask64)1 << (3 * rows)) - 1);
+    for (int32_t x = 0; x < width; x += 2) {
+        int32_t x1 = x + 1 < width ? x + 1 : x;
+        const __m256i *c0 = columns + (size_t)(starts[x] - first_column) * 3;
+        const __m256i *c1 = columns + (size_t)(starts[x1] - first_column) * 3;
+        __m256i s[6];
+        taps2(c0, c1, weights + (size_t)x * (size_t)taps, weights + (size_t)x1 * (size_t)taps, taps, half, s);
+        for (int32_t j = 0; j < 2 && x + j < width; j++) {
+            __m256i r = _mm256_sra_epi16(s[3 * j], fraction), g = _mm256_sra_epi16(s[3 * j + 1], fraction);
+            __m256i b = _mm256_sra_epi16(s[3 * j + 2], fraction);
+            __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_packus_epi16(r, g)), _mm256_packus_epi16(b, b), 1);
+            _mm512_mask_storeu_epi8(target + (size_t)(x + j) * target_stride + (size_t)first_row * 3, mask,
+                                    _mm512_permutexvar_epi8(permute, z));
+        }
+    }
+}
+
 /* The horizontal taps over the strip's columns (`columns`: one vector of the sixteen rows per
  * sample), sixteen output pixels at a time, written as bytes to the strip's `rows` rows. */
 DR_AVX2 static void horizontal16(const __m256i *columns, int32_t first_column, const int32_t *starts,
@@ -244,21 +306,8 @@ DR_AVX2 static void horizontal16(const __m256i *columns, int32_t first_column, c
             const int16_t *w0 = weights + (size_t)o[0] * (size_t)taps, *w1 = weights + (size_t)o[1] * (size_t)taps;
             const __m256i *c0 = columns + (size_t)(starts[o[0]] - first_column) * 3;
             const __m256i *c1 = columns + (size_t)(starts[o[1]] - first_column) * 3;
-            /* Two output pixels at a time: the six sums, two weights and the products stay in AVX2's
-             * sixteen registers (four at a time spilled their sums to the stack on every tap).
-             * The sums start at the rounding half, so that the shift alone rounds them. */
             __m256i s[6];
-            for (int j = 0; j < 6; j++) s[j] = half;
-            for (int32_t k = 0; k < taps; k++) {
-                __m256i u0 = _mm256_set1_epi16(w0[k]), u1 = _mm256_set1_epi16(w1[k]);
-                const __m256i *p0 = c0 + 3 * k, *p1 = c1 + 3 * k;
-                s[0] = _mm256_add_epi16(s[0], _mm256_mulhrs_epi16(_mm256_load_si256(p0), u0));
-                s[1] = _mm256_add_epi16(s[1], _mm256_mulhrs_epi16(_mm256_load_si256(p0 + 1), u0));
-                s[2] = _mm256_add_epi16(s[2], _mm256_mulhrs_epi16(_mm256_load_si256(p0 + 2), u0));
-                s[3] = _mm256_add_epi16(s[3], _mm256_mulhrs_epi16(_mm256_load_si256(p1), u1));
-                s[4] = _mm256_add_epi16(s[4], _mm256_mulhrs_epi16(_mm256_load_si256(p1 + 1), u1));
-                s[5] = _mm256_add_epi16(s[5], _mm256_mulhrs_epi16(_mm256_load_si256(p1 + 2), u1));
-            }
+            taps2(c0, c1, w0, w1, taps, half, s);
             for (int j = 0; j < 6; j++) out[q * 3 + j] = _mm256_sra_epi16(s[j], fraction);
         }
         transpose16(out);
@@ -312,7 +361,8 @@ size_t dr_resample_fixed_scratch_bytes(const dr_resample_axis *h, const dr_resam
 
 DR_AVX2 int dr_resample_fixed_avx2(const uint8_t *source, int32_t source_width, int32_t source_height,
                                    size_t source_stride, const dr_resample_axis *h, const dr_resample_axis *v,
-                                   uint8_t *target, size_t target_stride, void *scratch, size_t scratch_bytes) {
+                                   uint8_t *target, size_t target_stride, void *scratch, size_t scratch_bytes,
+                                   int transpose) {
     fixed_layout l = layout16(h, v);
     if (scratch_bytes < l.total || h->taps < 2 || v->taps < 1) return -1;
     uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 31) & ~(uintptr_t)31);
@@ -379,8 +429,12 @@ DR_AVX2 int dr_resample_fixed_avx2(const uint8_t *source, int32_t source_width, 
             transpose16(r16);
             for (int32_t j = 0; j < 16; j++) _mm256_store_si256(columns + i + (size_t)j, r16[j]);
         }
-        horizontal16(columns, span.first, h->starts, hw, hbits, h->taps, h->output_size, n, target + (size_t)oy0 * target_stride,
-                     target_stride);
+        if (transpose)
+            horizontal16_transposed(columns, span.first, h->starts, hw, hbits, h->taps, h->output_size, n, oy0, target,
+                                    target_stride);
+        else
+            horizontal16(columns, span.first, h->starts, hw, hbits, h->taps, h->output_size, n,
+                         target + (size_t)oy0 * target_stride, target_stride);
     }
     return 0;
 }

@@ -35,7 +35,7 @@ size_t dr_resample_fixed_scratch_bytes(const dr_resample_axis *horizontal, const
  * must run instead). */
 int dr_resample_fixed_avx2(const uint8_t *source, int32_t source_width, int32_t source_height, size_t source_stride,
                            const dr_resample_axis *horizontal, const dr_resample_axis *vertical, uint8_t *target,
-                           size_t target_stride, void *scratch, size_t scratch_bytes);
+                           size_t target_stride, void *scratch, size_t scratch_bytes, int transpose);
 #endif
 
 #endif

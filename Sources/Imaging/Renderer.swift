@@ -42,13 +42,21 @@ struct Renderer {
 
     /// A raster variants can be resampled from, and its pixels per display pixel; the decoded
     /// raster may be read flipped (`mirrorX`, `mirrorY`: the orientation's flips, folded into the
-    /// resampler's reads), the variants made are upright.
+    /// resampler's reads) and turned a quarter (`transposed`: the upright picture is
+    /// `raster.transposed()`, which the resampler reads in place); the variants made are upright.
     struct Source {
         let raster: Raster
         let ratioX: Double
         let ratioY: Double
         var mirrorX = false
         var mirrorY = false
+        var transposed = false
+
+        /// This source with its quarter turn made (a copy), for a reader that needs it upright.
+        func upright() throws -> Source {
+            guard transposed else { return self }
+            return Source(raster: try raster.transposed(), ratioX: ratioX, ratioY: ratioY, mirrorX: mirrorX, mirrorY: mirrorY)
+        }
     }
 
     /// Everything `Imaging.render` does, in order.
@@ -115,14 +123,19 @@ struct Renderer {
             iccProfile = nil
         }
         timings.decode = lap()
-        // The orientation costs a copy only where it turns the picture a quarter (a tiled
-        // transpose; the stored raster is then freed); its flips are read in place by the
-        // resampler and the analysis copy's reduction.
+        // The orientation costs no copy: its flips are read in place by the resampler and the
+        // analysis copy's reduction, and its quarter turn by the resampler, which writes its
+        // output transposed (where the processor cannot, the decoded raster is transposed once,
+        // a tiled copy, and the stored one freed).
         let steps = Raster.orientationSteps(orientation)
-        let turned = steps.transpose ? try decoded.raster.transposed() : decoded.raster
+        let turnsInPlace = steps.transpose && Resampler.transposesInPlace
+        let stored = steps.transpose && !turnsInPlace ? try decoded.raster.transposed() : decoded.raster
+        let uprightWidth = turnsInPlace ? stored.height : stored.width
+        let uprightHeight = turnsInPlace ? stored.width : stored.height
         let base = Source(
-            raster: turned, ratioX: exactScale ?? Double(turned.width) / Double(displayWidth),
-            ratioY: exactScale ?? Double(turned.height) / Double(displayHeight), mirrorX: steps.mirrorX, mirrorY: steps.mirrorY)
+            raster: stored, ratioX: exactScale ?? Double(uprightWidth) / Double(displayWidth),
+            ratioY: exactScale ?? Double(uprightHeight) / Double(displayHeight), mirrorX: steps.mirrorX, mirrorY: steps.mirrorY,
+            transposed: turnsInPlace)
 
         // The `contain` variants first, largest first (a smaller one may be derived from a larger
         // one): they need no crop, and one of them can serve as the analysis copy's source.
@@ -140,7 +153,8 @@ struct Renderer {
                 source.raster,
                 windowX: Double(window.x) * source.ratioX, windowY: Double(window.y) * source.ratioY,
                 windowWidth: Double(window.width) * source.ratioX, windowHeight: Double(window.height) * source.ratioY,
-                width: plan.width, height: plan.height, mirrorX: source.mirrorX, mirrorY: source.mirrorY)
+                width: plan.width, height: plan.height, mirrorX: source.mirrorX, mirrorY: source.mirrorY,
+                transposed: source.transposed)
             timings.resample += lap()
             if plan.recipe.fit == .contain {
                 sources.append(Source(
@@ -161,7 +175,8 @@ struct Renderer {
         }
         for index in order where plans[index].recipe.fit == .contain { try make(index) }
 
-        let analysisSource = Self.analysisSource(among: sources)
+        // (The decode itself serves only a picture smaller than the analysis copy's edge.)
+        let analysisSource = try Self.analysisSource(among: sources).upright()
         let factor = Self.analysisFactor(analysisSource.raster)
         let analysis = try analysisSource.raster.boxReduced(by: factor, mirrorX: analysisSource.mirrorX, mirrorY: analysisSource.mirrorY)
         // Its luma serves both the statistics and the attention map.

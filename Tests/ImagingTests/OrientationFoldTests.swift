@@ -1,8 +1,9 @@
 import Testing
 @testable import Imaging
 
-/// The orientation folded into the readers: a transpose copy for 5 to 8, the flips read in place
-/// by the resampler and the analysis reduction, give what turning the whole raster first gave.
+/// The orientation folded into the readers: the quarter turn of 5 to 8 read in place by the
+/// resampler (or a transpose copy where it cannot), the flips read in place by the resampler
+/// and the analysis reduction, give what turning the whole raster first gave.
 @Suite("Orientation folded into the reads")
 struct OrientationFoldTests {
     /// The raster turned as the renderer now turns it: transposed for 5 to 8, flips left for the readers.
@@ -49,6 +50,48 @@ struct OrientationFoldTests {
                                                 mirrorX: steps.mirrorX, mirrorY: steps.mirrorY)
             #expect(Self.equalPixels(folded, expected, within: 1), "orientation \(orientation), window \(x),\(y) \(w)×\(h) → \(ow)×\(oh)")
         }
+    }
+
+    @Test("resampling the stored raster with the quarter turn and the flips folded in equals resampling the upright one",
+          arguments: 5...8)
+    func resampleWithTurnFoldedMatchesUpright(_ orientation: Int) throws {
+        let steps = Raster.orientationSteps(orientation)
+        // Whole strips of 16 rows and a partial one, shrinking, a crop off centre, an enlargement.
+        for (width, height, seed) in [(97, 61, 500), (333, 214, 501)] {
+            let source = try ResamplerTests.picture(width: width, height: height, seed: UInt64(seed + orientation))
+            let upright = try source.oriented(orientation)
+            let windows: [(Double, Double, Double, Double, Int, Int)] = [
+                (0, 0, Double(upright.width), Double(upright.height), upright.width * 5 / 8, upright.height * 5 / 8 + 1),
+                (5.5, 3.25, Double(upright.width) * 0.6, Double(upright.height) * 0.5, 20, 33),
+                (1, 2, 12, 9, 30, 21),
+            ]
+            for (x, y, w, h, ow, oh) in windows {
+                let expected = try Resampler.resample(upright, windowX: x, windowY: y, windowWidth: w, windowHeight: h, width: ow, height: oh)
+                func folded() throws -> Raster {
+                    try Resampler.resample(source, windowX: x, windowY: y, windowWidth: w, windowHeight: h, width: ow, height: oh,
+                                           mirrorX: steps.mirrorX, mirrorY: steps.mirrorY, transposed: true)
+                }
+                let label = "orientation \(orientation), \(width)×\(height), window \(x),\(y) \(w)×\(h) → \(ow)×\(oh)"
+                // In place (the passes over the stored rows, written transposed): the sums are
+                // made in the other order, so a byte may be a level off.
+                let inPlace = try folded()
+                #expect(Self.equalPixels(inPlace, expected, within: 1), "\(label)")
+                // Where the processor cannot (here the baseline passes), the transposed copy:
+                // then exactly what resampling the turned raster gives.
+                let copied = try Resampler.withBaselinePasses(folded)
+                let turned = try Resampler.withBaselinePasses {
+                    try Resampler.resample(try source.transposed(), windowX: x, windowY: y, windowWidth: w, windowHeight: h,
+                                           width: ow, height: oh, mirrorX: steps.mirrorX, mirrorY: steps.mirrorY)
+                }
+                #expect(Self.equalPixels(copied, turned), "\(label), baseline")
+            }
+        }
+    }
+
+    @Test("a thread that asks for the baseline or the plain AVX2 passes gets the transposed copy")
+    func turnInPlaceFollowsThePreference() {
+        #expect(!Resampler.withBaselinePasses { Resampler.transposesInPlace })
+        #expect(!Resampler.withPlainAVX2Passes { Resampler.transposesInPlace })
     }
 
     @Test("the analysis reduction with the flips folded in equals reducing the flipped raster", arguments: 1...8)

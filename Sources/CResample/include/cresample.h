@@ -49,6 +49,18 @@ int dr_resample(const uint8_t *source, int32_t source_width, int32_t source_heig
                 const dr_resample_axis *horizontal, const dr_resample_axis *vertical,
                 uint8_t *target, size_t target_stride, float *scratch, size_t scratch_floats);
 
+/* `dr_resample` with its output transposed: target pixel (x, y) is the resampled pixel (y, x),
+ * so `target` is vertical->output_size wide and horizontal->output_size high. A picture stored
+ * turned a quarter (EXIF orientations 5 to 8) is resampled upright with no transposed copy of
+ * it: its horizontal axis is the picture's vertical one. Returns 0; -1 when the scratch is too
+ * small; 1 when this processor or these weights cannot (the caller transposes, then resamples). */
+int dr_resample_transposed(const uint8_t *source, int32_t source_width, int32_t source_height, size_t source_stride,
+                           const dr_resample_axis *horizontal, const dr_resample_axis *vertical, uint8_t *target,
+                           size_t target_stride, float *scratch, size_t scratch_floats);
+
+/* Whether `dr_resample_transposed` runs on this processor (AVX2 with AVX-512 VBMI) and thread. */
+int dr_resample_transposes(void);
+
 /* `source` (rows of width * 3 bytes) reduced by an integer `factor`: each output pixel of
  * `target` ((width / factor) by (height / factor), at least 1 by 1) the rounded mean of a block
  * of factor by factor pixels (at most the picture's size); the partial blocks at the right and
