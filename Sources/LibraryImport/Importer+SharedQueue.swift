@@ -230,7 +230,7 @@ final class HandedOver: @unchecked Sendable {
     func add(_ file: String, _ entry: Entry) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        while entries.count >= window && feeding && !stop.isRaised { condition.wait(until: Date(timeIntervalSinceNow: 0.2)) }
+        while entries.count >= window && feeding && !stop.isRaised { _ = condition.wait(until: Date(timeIntervalSinceNow: 0.2)) }
         guard feeding, !stop.isRaised else { return false }
         entries[file] = entry
         return true
