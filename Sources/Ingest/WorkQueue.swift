@@ -8,8 +8,8 @@ public final class WorkQueue: @unchecked Sendable {
     private let condition = NSCondition()
     /// Urgent photos (uploads), then the backlog (drop folders, bulk enqueues), each in the
     /// order offered.
-    private var urgent: [String] = []
-    private var bulk: [String] = []
+    private var urgent = NameLane()
+    private var bulk = NameLane()
     /// Takes since the last one that went to the backlog while urgent photos waited.
     private var urgentStreak = 0
     private var known: Set<String> = []
@@ -32,10 +32,7 @@ public final class WorkQueue: @unchecked Sendable {
         for name in names {
             let isUrgent = marked.contains(name)
             if known.contains(name) {
-                if isUrgent, let index = bulk.firstIndex(of: name) {
-                    bulk.remove(at: index)
-                    urgent.append(name)
-                }
+                if isUrgent, bulk.remove(name) { urgent.append(name) }
                 continue
             }
             known.insert(name)
@@ -150,4 +147,43 @@ public struct RunTally: Sendable, Equatable, Codable {
 
     /// Photos this run finished.
     public var done: Int { added + duplicates + failed }
+}
+
+/// A first-in, first-out list of names whose every take costs the same: a read position into
+/// an array, the taken front dropped once it is half the array. (An array's `removeFirst` moves
+/// every name behind it, so a backlog of n photos cost n²/2 moves.)
+struct NameLane {
+    private var names: [String] = []
+    private var head = 0
+
+    var isEmpty: Bool { head == names.count }
+    var count: Int { names.count - head }
+
+    mutating func append(_ name: String) { names.append(name) }
+
+    /// Takes the oldest name; the lane must not be empty.
+    mutating func removeFirst() -> String {
+        let name = names[head]
+        head += 1
+        if head == names.count {
+            names.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 1024 && head * 2 >= names.count {
+            names.removeFirst(head)
+            head = 0
+        }
+        return name
+    }
+
+    /// Removes `name` where it waits; whether it was there.
+    mutating func remove(_ name: String) -> Bool {
+        guard let index = names[head...].firstIndex(of: name) else { return false }
+        names.remove(at: index)
+        return true
+    }
+
+    mutating func removeAll() {
+        names.removeAll()
+        head = 0
+    }
 }

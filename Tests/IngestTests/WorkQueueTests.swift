@@ -51,4 +51,30 @@ struct WorkQueueTests {
         queue.finished("slow.jpg", .added)
         #expect(queue.tally.seen == 1 && queue.tally.added == 1)
     }
+
+    @Test func aLaneKeepsItsOrderThroughLongBacklogsAndDropsOnlyWaitingNames() {
+        var lane = NameLane()
+        var taken: [String] = []
+        // Appends and takes interleaved, past the sizes where the lane drops its taken front.
+        for round in 0..<30 {
+            for index in 0..<500 { lane.append("r\(round)-\(index)") }
+            for _ in 0..<(round.isMultiple(of: 2) ? 300 : 650) where !lane.isEmpty { taken.append(lane.removeFirst()) }
+        }
+        while !lane.isEmpty { taken.append(lane.removeFirst()) }
+        let expected = (0..<30).flatMap { round in (0..<500).map { "r\(round)-\($0)" } }
+        let inOrder = taken == expected
+        #expect(taken.count == expected.count && inOrder)
+        lane.append("a")
+        lane.append("b")
+        lane.append("c")
+        let first = lane.removeFirst()
+        #expect(first == "a")
+        let removedTaken = lane.remove("a"), removedWaiting = lane.remove("c")
+        #expect(!removedTaken, "a taken name is not waiting")
+        #expect(removedWaiting)
+        #expect(lane.count == 1)
+        let last = lane.removeFirst()
+        #expect(last == "b" && lane.isEmpty)
+    }
 }
+
