@@ -154,6 +154,42 @@ struct ResamplerTests {
         #expect(ResampleAxis.kernel(3) == 0 && ResampleAxis.kernel(-3.5) == 0 && ResampleAxis.kernel(0) == 1)
     }
 
+    @Test("an axis's weights are Lanczos-3 at each source pixel's distance from the output's centre, normalised, and its reads stay in the source")
+    func axisWeightsAreTheNormalisedKernel() {
+        // Shrinking, enlarging, a window off centre, one past the far edge, and a degenerate one.
+        let cases: [(source: Int, start: Double, length: Double, output: Int)] = [
+            (2520, 0, 2520, 2048), (1024, 128.4, 768, 320), (300, 0, 300, 777), (97, 5.5, 58.2, 20), (40, 30, 20, 9),
+            (12, 0, 12, 3), (500, -400, 50, 5),
+        ]
+        var problems: [String] = []
+        for (source, start, length, output) in cases {
+            let axis = ResampleAxis(sourceSize: source, windowStart: start, windowLength: length, outputSize: output)
+            let scale = length / Double(output), filterScale = max(scale, 1)
+            for i in 0..<output {
+                let first = Int(axis.starts[i])
+                if first < 0 || first + axis.taps > source + source % 2 { problems.append("\(source) \(start) \(i): reads from \(first)") }
+                let row = (0..<axis.taps).map { Double(axis.weights[i * axis.taps + $0]) }
+                let sum = row.reduce(0, +)
+                if abs(sum - 1) > 1e-5 { problems.append("\(source) \(start) \(i): weights sum to \(sum)") }
+                // Where the window reaches the source, each weight is the kernel at its pixel's
+                // distance from the centre over the (normalising) sum of those in reach.
+                let centre = start + (Double(i) + 0.5) * scale
+                let exact = (0..<axis.taps).map { k -> Double in
+                    let j = first + k
+                    guard j < source else { return 0 }
+                    return ResampleAxis.lanczos((Double(j) + 0.5 - centre) / filterScale)
+                }
+                let total = exact.reduce(0, +)
+                guard abs(total) > 1e-3 else { continue }
+                for k in 0..<axis.taps where abs(row[k] - exact[k] / total) > 1e-5 {
+                    problems.append("\(source) \(start) \(i) tap \(k): \(row[k]) against \(exact[k] / total)")
+                }
+            }
+        }
+        let count = problems.count, first = problems.prefix(3).joined(separator: "; ")
+        #expect(count == 0, "\(count) problems, first: \(first)")
+    }
+
     @Test("the box reduction is each block's rounded mean, partial blocks at the right and bottom dropped")
     func boxReductionMatchesBlockMeans() throws {
         for (index, (width, height, factor)) in [(10, 7, 2), (17, 13, 5), (64, 48, 8), (3, 20, 6), (7, 2, 9)].enumerated() {
