@@ -98,7 +98,8 @@ public struct Spool: Sendable {
             }
         }
         result.ready.sort()
-        result.urgent = urgentNames().intersection(result.ready)
+        result.marked = urgentNames()
+        result.urgent = result.marked.intersection(result.ready)
         return result
     }
 
@@ -108,7 +109,13 @@ public struct Spool: Sendable {
         let destination = processing + "/" + worker + "/" + sourceName
         try FileSystem.makeDirectories((destination as NSString).deletingLastPathComponent)
         guard rename(source, destination) == 0 else {
-            if errno == ENOENT { return nil }
+            if errno == ENOENT {
+                // Gone from incoming/: another worker took it, or it was done after a listing
+                // that began before. The folder made for it goes too, or it would outlive the
+                // run and keep the worker's claim folder from being released.
+                removeEmptyParents(of: destination, upTo: processing + "/" + worker)
+                return nil
+            }
             throw .current("claim", source)
         }
         // The lease starts now: the claimed file's change time, which the rename sets and
@@ -248,6 +255,8 @@ public struct SpoolScan: Sendable, Equatable {
     public var settling = 0
     /// Those of `ready` that are urgent (uploads, `enqueue --priority high`).
     public var urgent: Set<String> = []
+    /// Every name marked urgent when `priority/` was read, ready or not (claimed, still settling).
+    public var marked: Set<String> = []
     /// Seconds after which a photo still being written should be looked at again; nil when none is.
     public var recheckIn: Double?
 
