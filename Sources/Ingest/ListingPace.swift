@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 
 /// When a run's scanning thread lists `incoming/` again: the rule both run loops share (the
 /// local queue's and the shared job queue's).
@@ -36,14 +37,22 @@ struct ListingPace {
         return due
     }
 
-    /// Records a listing that ran from `began` to `ended` and found `ready`; `urgentNames` are
-    /// the names marked urgent now (read only for a watching loop).
-    mutating func recordListing(_ ready: [String], began: Date, ended: Date = Date(), watching: Bool, urgentNames: () -> Set<String>) {
+    /// Lists `incoming/` and records the listing.
+    mutating func list(_ spool: Spool, watching: Bool) -> SpoolScan {
+        let began = Date()
+        let scan = spool.scan()
+        recordListing(scan.ready, marked: scan.marked, began: began, watching: watching)
+        return scan
+    }
+
+    /// Records a listing that ran from `began` to `ended` and found `ready`, when `marked` were
+    /// the names marked urgent.
+    mutating func recordListing(_ ready: [String], marked: Set<String>, began: Date, ended: Date = Date(), watching: Bool) {
         scanned = ended
         seconds = max(0, ended.timeIntervalSince(began))
         deferred = false
         guard watching else { return }
-        listed = Set(ready).union(listed.intersection(urgentNames()))
+        listed = Set(ready).union(listed.intersection(marked))
     }
 
     /// How long a loop whose arrivals were deferred may sleep before the listing may run

@@ -46,9 +46,7 @@ extension Worker {
             }
             let required = watcher == nil || Date().timeIntervalSince(pace.scanned) >= configuration.scanIntervalSeconds
             if pace.isDue(watching: watcher != nil, required: required, urgentNames: spool.urgentNames) {
-                let began = Date()
-                scan = spool.scan()
-                pace.recordListing(scan.ready, began: began, watching: watcher != nil, urgentNames: spool.urgentNames)
+                scan = pace.list(spool, watching: watcher != nil)
                 admit(scan.ready, urgent: scan.urgent, jobs, hand)
             }
             if Date().timeIntervalSince(lastReconciliation) > configuration.leaseSeconds / 2 {

@@ -126,9 +126,7 @@ public final class Worker: Sendable {
         while !stopSignal.isRaised {
             let required = queue.waiting < lowWater || Date().timeIntervalSince(pace.scanned) >= configuration.scanIntervalSeconds
             if pace.isDue(watching: watcher != nil, required: required, urgentNames: spool.urgentNames) {
-                let began = Date()
-                scan = spool.scan()
-                pace.recordListing(scan.ready, began: began, watching: watcher != nil, urgentNames: spool.urgentNames)
+                scan = pace.list(spool, watching: watcher != nil)
                 queue.offer(scan.ready, urgent: scan.urgent)
             }
             progress?.draw(queue.tally, waiting: queue.waiting + scan.settling)
