@@ -159,6 +159,23 @@ struct SpoolTests {
         #expect(spool.depth().incoming == 0)
     }
 
+    @Test func aNestedPhotoGoneBeforeItsClaimLeavesNoFolderBehind() throws {
+        let spool = try makeSpool()
+        try put("trip/day1/gone.jpg", in: spool)
+        try put("kept.jpg", in: spool)
+        let folder = spool.processing + "/w.1"
+        let kept = try #require(try spool.claim("kept.jpg", worker: "w.1"))
+        unlink(spool.incoming + "/trip/day1/gone.jpg")
+        let claim = try spool.claim("trip/day1/gone.jpg", worker: "w.1")
+        #expect(claim == nil)
+        // The folders made for it go; the worker's own, holding another claim, stays.
+        #expect(EntryKind(at: folder + "/trip") == .missing)
+        #expect(EntryKind(at: folder + "/kept.jpg") == .regular)
+        spool.complete(kept)
+        spool.releaseWorkerFolder("w.1")
+        #expect(EntryKind(at: folder) == .missing, "nothing is left to keep the worker's folder")
+    }
+
     @Test func namesThatAreNotUTF8OrHoldNewlinesAreCountedThenRenamedToEscapedNames() throws {
         let spool = try makeSpool()
         // "café.jpg" with a Latin-1 é: not valid UTF-8.
