@@ -35,6 +35,26 @@ public enum Machine {
         return usage.ru_minflt
     }
 
+    /// The processor's model and which of the instruction sets the worker's hot paths choose
+    /// between it has (from /proc/cpuinfo): the resampler's AVX2, AVX-512 VNNI and VBMI passes,
+    /// and SHA-256's SHA extensions. The same build's figures differ by machine on these, so a
+    /// figure is printed with them.
+    public static func processor() -> String {
+        guard let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return "processor unknown" }
+        var model = "processor unknown", flags: Set<Substring> = []
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2 else { continue }
+            let key = parts[0].trimmingCharacters(in: .whitespaces), value = parts[1].trimmingCharacters(in: .whitespaces)
+            if key == "model name" { model = value }
+            if key == "flags" { flags = Set(value.split(separator: " ")) }
+            if model != "processor unknown" && !flags.isEmpty { break }
+        }
+        let features = [("avx2", "AVX2"), ("avx512_vnni", "AVX-512 VNNI"), ("avx512vbmi", "AVX-512 VBMI"), ("sha_ni", "SHA")]
+            .map { flags.contains(Substring($0.0)) ? $0.1 : "no " + $0.1 }
+        return model + " (" + features.joined(separator: ", ") + ")"
+    }
+
     /// The 1-minute load average: other work on a shared machine shows up here.
     public static func loadAverage() -> String {
         guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return "?" }

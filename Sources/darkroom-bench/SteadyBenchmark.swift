@@ -228,7 +228,9 @@ enum SteadyBenchmark {
         print("\(labels.count) photos (\(labels.joined(separator: "; "))), each copied \(options.copies) times with a few bytes")
         print("appended: \(count) photos a run, \(options.rounds) rounds, the two sides alternated. CPU time (user + system) of each")
         print("child from wait4, not wall time (the machine may be shared). \(vipsVersion). The worker's peak memory:")
-        print("\(Table.megabytes(kilobytes: sums.workerPeakKilobytes)). The binaries: \(darkroom.deletingLastPathComponent().path).\n")
+        print("\(Table.megabytes(kilobytes: sums.workerPeakKilobytes)). The binaries: \(darkroom.deletingLastPathComponent().path).")
+        // The resampler and SHA-256 choose their paths by these: the share moves with them.
+        print("The processor: \(Machine.processor()).\n")
         print("The worker's stages (DARKROOM_STAGE_PROFILE, the worker thread's CPU per photo; render stages from RenderTimings):\n")
         Table.print(header: ["stage", "CPU ms", "share", "what"], rows: table)
         print("")

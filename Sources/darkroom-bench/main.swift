@@ -172,6 +172,7 @@ do {
         exit(2)
     }
     print("## Summary (\(ProcessInfo.processInfo.activeProcessorCount) cores, \(String(format: "%.0f", Machine.now() - start)) s)\n")
+    print("\(Machine.processor()).\n")
     Verdict.printTable(verdicts, withSection: true)
     // A missed target is a finding, not a failure of the benchmark: the exit code says only whether it ran.
     exit(0)
