@@ -375,7 +375,7 @@ int dr_resample_uses_vnni(void) { return preference == 0 && isa() == 3; }
 /* 0: not yet asked, 1: yes, 2: no. */
 static _Atomic int vbmi_choice = 0;
 
-int dr_resample_uses_vbmi(void) {
+int dr_resample_transposes(void) {
     if (preference != 0 || !dr_resample_uses_avx2()) return 0;
     int choice = atomic_load_explicit(&vbmi_choice, memory_order_relaxed);
     if (choice == 0) {
@@ -390,8 +390,6 @@ int dr_resample_uses_vbmi(void) {
     }
     return choice == 1;
 }
-
-int dr_resample_transposes(void) { return dr_resample_uses_avx2(); }
 
 int dr_resample(const uint8_t *source, int32_t source_width, int32_t source_height, size_t source_stride,
                 const dr_resample_axis *horizontal, const dr_resample_axis *vertical, uint8_t *target,

@@ -16,11 +16,10 @@
  * with a weight beyond ±2 (only a degenerate window) is left to the float passes.
  *
  * Where the processor has AVX-512 VNNI, the vertical pass adds two taps at a time into exact
- * 32-bit sums instead (`vertical2_vnni`), rounded to 1/64 of a level once. The output can be
- * written transposed (`horizontal16_transposed_avx2`): a strip's sixteen sums of one output pixel
- * are then sixteen pixels of one target row, so a picture stored turned a quarter is resampled
- * upright from its stored rows, with no transposed copy of it; where the processor has AVX-512
- * VBMI, one byte permute interleaves those pixels (`horizontal16_transposed`), else byte shuffles.
+ * 32-bit sums instead (`vertical2_vnni`), rounded to 1/64 of a level once. Where it has AVX-512
+ * VBMI, the output can be written transposed (`horizontal16_transposed`): a strip's sixteen sums
+ * of one output pixel are then sixteen pixels of one target row, so a picture stored turned a
+ * quarter is resampled upright from its stored rows, with no transposed copy of it.
  *
  * Error against exact arithmetic: each product is rounded to 1/64 of a level (1/32 in a
  * horizontal pass with 14-bit weights), so a sum of n taps is within n/128 (n/64) of a level
@@ -251,25 +250,6 @@ DR_AVX2 DR_INLINE void taps2(const __m256i *c0, const __m256i *c1, const int16_t
     }
 }
 
-/* The horizontal sums of output pixels x and x + 1 (x alone at the last) over the strip's
- * sixteen rows, packed to bytes (clamped to 0...255): rg[j] holds R in bytes 0-7 (rows 0-7) and
- * 16-23 (rows 8-15), G in 8-15 and 24-31; bb[j] B in bytes 0-7 and 16-23. Returns how many. */
-DR_AVX2 DR_INLINE int32_t packed_pair(const __m256i *columns, int32_t first_column, const int32_t *starts,
-                                      const int16_t *weights, int32_t taps, int32_t width, int32_t x, __m256i half,
-                                      __m128i fraction, __m256i rg[2], __m256i bb[2]) {
-    int32_t x1 = x + 1 < width ? x + 1 : x;
-    const __m256i *c0 = columns + (size_t)(starts[x] - first_column) * 3;
-    const __m256i *c1 = columns + (size_t)(starts[x1] - first_column) * 3;
-    __m256i s[6];
-    taps2(c0, c1, weights + (size_t)x * (size_t)taps, weights + (size_t)x1 * (size_t)taps, taps, half, s);
-    for (int32_t j = 0; j < 2; j++) {
-        rg[j] = _mm256_packus_epi16(_mm256_sra_epi16(s[3 * j], fraction), _mm256_sra_epi16(s[3 * j + 1], fraction));
-        __m256i b = _mm256_sra_epi16(s[3 * j + 2], fraction);
-        bb[j] = _mm256_packus_epi16(b, b);
-    }
-    return x + 1 < width ? 2 : 1;
-}
-
 #define DR_VBMI __attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512vbmi")))
 
 /* `horizontal16` writing its output transposed: output pixel x of the strip's row r goes to
@@ -294,59 +274,17 @@ DR_VBMI static void horizontal16_transposed(const __m256i *columns, int32_t firs
     const __m512i permute = _mm512_loadu_si512((const void *)order);
     const __mmask64 mask = rows >= 16 ? (__mmask64)0xFFFFFFFFFFFFull : (((__mmask64)1 << (3 * rows)) - 1);
     for (int32_t x = 0; x < width; x += 2) {
-        __m256i rg[2], bb[2];
-        int32_t count = packed_pair(columns, first_column, starts, weights, taps, width, x, half, fraction, rg, bb);
-        for (int32_t j = 0; j < count; j++) {
-            __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(rg[j]), bb[j], 1);
+        int32_t x1 = x + 1 < width ? x + 1 : x;
+        const __m256i *c0 = columns + (size_t)(starts[x] - first_column) * 3;
+        const __m256i *c1 = columns + (size_t)(starts[x1] - first_column) * 3;
+        __m256i s[6];
+        taps2(c0, c1, weights + (size_t)x * (size_t)taps, weights + (size_t)x1 * (size_t)taps, taps, half, s);
+        for (int32_t j = 0; j < 2 && x + j < width; j++) {
+            __m256i r = _mm256_sra_epi16(s[3 * j], fraction), g = _mm256_sra_epi16(s[3 * j + 1], fraction);
+            __m256i b = _mm256_sra_epi16(s[3 * j + 2], fraction);
+            __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_packus_epi16(r, g)), _mm256_packus_epi16(b, b), 1);
             _mm512_mask_storeu_epi8(target + (size_t)(x + j) * target_stride + (size_t)first_row * 3, mask,
                                     _mm512_permutexvar_epi8(permute, z));
-        }
-    }
-}
-
-/* Eight pixels' bytes, interleaved: `rg` holds their R (bytes 0-7) and G (8-15), `b` their B
- * (0-7); the first 16 bytes of R0 G0 B0 R1 ... B7 in `*first`, the last 8 in the low half of
- * `*rest`. */
-DR_AVX2 DR_INLINE void interleave8(__m128i rg, __m128i b, __m128i *first, __m128i *rest) {
-    const __m128i rg_first = _mm_setr_epi8(0, 8, -1, 1, 9, -1, 2, 10, -1, 3, 11, -1, 4, 12, -1, 5);
-    const __m128i b_first = _mm_setr_epi8(-1, -1, 0, -1, -1, 1, -1, -1, 2, -1, -1, 3, -1, -1, 4, -1);
-    const __m128i rg_rest = _mm_setr_epi8(13, -1, 6, 14, -1, 7, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1);
-    const __m128i b_rest = _mm_setr_epi8(-1, 5, -1, -1, 6, -1, -1, 7, -1, -1, -1, -1, -1, -1, -1, -1);
-    *first = _mm_or_si128(_mm_shuffle_epi8(rg, rg_first), _mm_shuffle_epi8(b, b_first));
-    *rest = _mm_or_si128(_mm_shuffle_epi8(rg, rg_rest), _mm_shuffle_epi8(b, b_rest));
-}
-
-/* `horizontal16_transposed` with AVX2 alone: the sixteen pixels of a target row interleaved by
- * byte shuffles within each half of the pack, where AVX-512 VBMI permutes them in one
- * instruction. The same sums, so the same bytes. */
-DR_AVX2 static void horizontal16_transposed_avx2(const __m256i *columns, int32_t first_column, const int32_t *starts,
-                                                 const int16_t *weights, int32_t bits, int32_t taps, int32_t width,
-                                                 int32_t rows, int32_t first_row, uint8_t *target,
-                                                 size_t target_stride) {
-    const __m128i fraction = _mm_cvtsi32_si128(bits - 9);
-    const __m256i half = _mm256_set1_epi16((int16_t)(1 << (bits - 10)));
-    for (int32_t x = 0; x < width; x += 2) {
-        __m256i pair_rg[2], pair_bb[2];
-        int32_t count = packed_pair(columns, first_column, starts, weights, taps, width, x, half, fraction, pair_rg, pair_bb);
-        for (int32_t j = 0; j < count; j++) {
-            __m256i rg = pair_rg[j], bb = pair_bb[j];
-            __m128i p0, p1, p2, p3;
-            interleave8(_mm256_castsi256_si128(rg), _mm256_castsi256_si128(bb), &p0, &p1);
-            interleave8(_mm256_extracti128_si256(rg, 1), _mm256_extracti128_si256(bb, 1), &p2, &p3);
-            uint8_t *t = target + (size_t)(x + j) * target_stride + (size_t)first_row * 3;
-            if (rows >= 16) {
-                _mm_storeu_si128((__m128i *)t, p0);
-                _mm_storel_epi64((__m128i *)(t + 16), p1);
-                _mm_storeu_si128((__m128i *)(t + 24), p2);
-                _mm_storel_epi64((__m128i *)(t + 40), p3);
-            } else {
-                uint8_t bytes[48];
-                _mm_storeu_si128((__m128i *)bytes, p0);
-                _mm_storel_epi64((__m128i *)(bytes + 16), p1);
-                _mm_storeu_si128((__m128i *)(bytes + 24), p2);
-                _mm_storel_epi64((__m128i *)(bytes + 40), p3);
-                memcpy(t, bytes, (size_t)rows * 3);
-            }
         }
     }
 }
@@ -441,7 +379,6 @@ DR_AVX2 int dr_resample_fixed_avx2(const uint8_t *source, int32_t source_width, 
     if (hbits == 0 || vbits == 0) return 1;
     int32_t vshift = 21 - vbits;
     int vnni = dr_resample_uses_vnni();
-    int vbmi = transpose && dr_resample_uses_vbmi();
     dr_span span = dr_columns_read(h);
     int32_t real_columns = span.end > source_width ? source_width - span.first : span.end - span.first;
     int32_t samples = real_columns * 3;
@@ -492,12 +429,9 @@ DR_AVX2 int dr_resample_fixed_avx2(const uint8_t *source, int32_t source_width, 
             transpose16(r16);
             for (int32_t j = 0; j < 16; j++) _mm256_store_si256(columns + i + (size_t)j, r16[j]);
         }
-        if (transpose && vbmi)
+        if (transpose)
             horizontal16_transposed(columns, span.first, h->starts, hw, hbits, h->taps, h->output_size, n, oy0, target,
                                     target_stride);
-        else if (transpose)
-            horizontal16_transposed_avx2(columns, span.first, h->starts, hw, hbits, h->taps, h->output_size, n, oy0,
-                                         target, target_stride);
         else
             horizontal16(columns, span.first, h->starts, hw, hbits, h->taps, h->output_size, n,
                          target + (size_t)oy0 * target_stride, target_stride);

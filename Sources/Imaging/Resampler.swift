@@ -260,8 +260,8 @@ enum Resampler {
         }
     }
 
-    /// Whether `resample(transposed: true)` runs without a transposed copy here (AVX2, and no
-    /// test's preference for the baseline passes on this thread).
+    /// Whether `resample(transposed: true)` runs without a transposed copy here (AVX2 with
+    /// AVX-512 VBMI, and no test's preference for other passes on this thread).
     static var transposesInPlace: Bool { dr_resample_transposes() != 0 }
 
     /// Whether the fixed-point AVX2 passes run on this processor (for the benchmark's report).
@@ -270,8 +270,8 @@ enum Resampler {
     /// Whether their vertical pass runs on AVX-512 VNNI here.
     static var usesVNNI: Bool { dr_resample_uses_vnni() != 0 }
 
-    /// `body` with the AVX2 passes without VNNI or VBMI on this thread, as a processor with AVX2
-    /// alone runs them, so that the tests check that path too where the processor has more.
+    /// `body` with the AVX2 passes without VNNI on this thread, where the processor has both, so
+    /// that the tests check that path too.
     static func withPlainAVX2Passes<T>(_ body: () throws -> T) rethrows -> T {
         dr_resample_prefer_plain_avx2(1)
         defer { dr_resample_prefer_plain_avx2(0) }

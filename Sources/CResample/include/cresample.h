@@ -58,8 +58,7 @@ int dr_resample_transposed(const uint8_t *source, int32_t source_width, int32_t 
                            const dr_resample_axis *horizontal, const dr_resample_axis *vertical, uint8_t *target,
                            size_t target_stride, float *scratch, size_t scratch_floats);
 
-/* Whether `dr_resample_transposed` runs on this processor (AVX2) and thread (not one that asked
- * for the baseline passes). */
+/* Whether `dr_resample_transposed` runs on this processor (AVX2 with AVX-512 VBMI) and thread. */
 int dr_resample_transposes(void);
 
 /* `source` (rows of width * 3 bytes) reduced by an integer `factor`: each output pixel of
@@ -108,12 +107,8 @@ int dr_resample_uses_avx2(void);
 /* 1 when their vertical pass runs on AVX-512 VNNI (`vpdpwssd`, exact 32-bit sums of two taps at
  * a time, rounded once) on this processor and thread, else 0. */
 int dr_resample_uses_vnni(void);
-/* 1 when the transposed output interleaves its bytes with AVX-512 VBMI (one permute for sixteen
- * pixels) on this processor and thread; else AVX2's byte shuffles do (the same bytes). */
-int dr_resample_uses_vbmi(void);
-/* On the calling thread only, runs the AVX2 passes without VNNI or VBMI even where they are
- * present (on: 1), as a processor with AVX2 alone runs them, or lets the processor decide again
- * (0): for the tests. */
+/* On the calling thread only, runs the AVX2 passes without VNNI even where it is present (on: 1),
+ * or lets the processor decide again (0): for the tests. */
 void dr_resample_prefer_plain_avx2(int on);
 /* On the calling thread only, runs the baseline float passes (and the box reduction's baseline
  * build) even where AVX2 is present (on: 1), or lets the processor decide again (0): for the
