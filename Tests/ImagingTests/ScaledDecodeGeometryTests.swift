@@ -43,7 +43,7 @@ struct ScaledDecodeGeometryTests {
         return sum / weight
     }
 
-    @Test("each variant's lines lie within 0.05 px of their exact place at every decode scale the render uses (1/8 to 5/8, 8/8)",
+    @Test("each variant's lines lie within 0.05 px of their exact place at every decode scale the render uses (1/8 to 6/8, 8/8)",
           arguments: Renderer.jpegScales)
     func lineCentroids(scale: Int) throws {
         let (width, height) = (Self.width, Self.height)
