@@ -6,7 +6,9 @@
  *   of the worker's CPU on 8-14 MP photos;
  * - jpeg_idct_3x3 and jpeg_idct_6x6 at 3/8 (20-24 MP cameras; 6x6 is 4:2:0 chroma there) and
  *   jpeg_idct_6x6 for full-resolution components at 6/8: 3x3 alone was a fifth of the worker's CPU on
- *   a 22 MP camera photo.
+ *   a 22 MP camera photo;
+ * - jpeg_idct_12x12 for 4:2:0 chroma at 6/8 (8 MP photos, whose 2048-pixel variant 5/8 is just too
+ *   small for): without it a 6/8 decode cost more than the full one.
  *
  * Output is libjpeg's, bit for bit:
  * - pass 1 is libjpeg's column butterfly, eight columns in eight 32-bit lanes, same operations,
@@ -40,6 +42,7 @@ extern void jpeg_idct_3x3(j_decompress_ptr, jpeg_component_info *, JCOEFPTR, JSA
 extern void jpeg_idct_5x5(j_decompress_ptr, jpeg_component_info *, JCOEFPTR, JSAMPARRAY, JDIMENSION);
 extern void jpeg_idct_6x6(j_decompress_ptr, jpeg_component_info *, JCOEFPTR, JSAMPARRAY, JDIMENSION);
 extern void jpeg_idct_10x10(j_decompress_ptr, jpeg_component_info *, JCOEFPTR, JSAMPARRAY, JDIMENSION);
+extern void jpeg_idct_12x12(j_decompress_ptr, jpeg_component_info *, JCOEFPTR, JSAMPARRAY, JDIMENSION);
 
 #define DR_AVX2 __attribute__((target("avx2")))
 
@@ -78,6 +81,17 @@ static const int16_t pass2_10[8][10] = {
     {5260, -11442, 8192, 1812, -10322, 10322, -1812, -8192, 11442, -5260},
 };
 
+static const int16_t pass2_12[8][12] = {
+    {8192, 8192, 8192, 8192, 8192, 8192, 8192, 8192, 8192, 8192, 8192, 8192},
+    {11487, 10703, 9192, 7053, 4433, 1513, -1513, -4433, -7053, -9192, -10703, -11487},
+    {11190, 8192, 2998, -2998, -8192, -11190, -11190, -8192, -2998, 2998, 8192, 11190},
+    {10703, 4433, -4433, -10703, -10704, -4433, 4433, 10704, 10703, 4433, -4433, -10703},
+    {10033, 0, -10033, -10033, 0, 10033, 10033, 0, -10033, -10033, 0, 10033},
+    {9192, -4433, -11485, -1512, 10704, 7053, -7053, -10704, 1512, 11485, 4433, -9192},
+    {8192, -8192, -8192, 8192, 8192, -8192, -8192, 8192, 8192, -8192, -8192, 8192},
+    {7053, -10703, -1512, 11486, -4433, -9191, 9191, 4433, -11486, 1512, 10703, -7053},
+};
+
 /* Pairs of weights for vpmaddwd: lane j of pair p holds (w[2p][j], w[2p+1][j]) as two 16-bit halves. */
 typedef struct {
     __m256i three[2];     /* 3x3: outputs 0-2 in lanes 0-2 */
@@ -85,6 +99,8 @@ typedef struct {
     __m256i six[3];       /* 6x6: outputs 0-5 in lanes 0-5 */
     __m256i ten_low[4];   /* 10x10: outputs 0-7 */
     __m128i ten_high[4];  /* 10x10: outputs 8-9 in lanes 0-1 */
+    __m256i twelve_low[4];   /* 12x12: outputs 0-7 */
+    __m128i twelve_high[4];  /* 12x12: outputs 8-11 */
 } pass2_weights;
 
 static int32_t pair(int16_t low, int16_t high) { return (int32_t)(((uint32_t)(uint16_t)high << 16) | (uint16_t)low); }
@@ -115,6 +131,10 @@ static void prepare_weights(void) {
         memcpy(&weights.ten_low[p], lanes, sizeof(lanes));
         for (int j = 0; j < 4; j++) lanes[j] = j < 2 ? pair(pass2_10[2 * p][8 + j], pass2_10[2 * p + 1][8 + j]) : 0;
         memcpy(&weights.ten_high[p], lanes, 4 * sizeof(int32_t));
+        for (int j = 0; j < 8; j++) lanes[j] = pair(pass2_12[2 * p][j], pass2_12[2 * p + 1][j]);
+        memcpy(&weights.twelve_low[p], lanes, sizeof(lanes));
+        for (int j = 0; j < 4; j++) lanes[j] = pair(pass2_12[2 * p][8 + j], pass2_12[2 * p + 1][8 + j]);
+        memcpy(&weights.twelve_high[p], lanes, 4 * sizeof(int32_t));
     }
 }
 
@@ -144,6 +164,8 @@ DR_AVX2 static inline __m256i dequantize(JCOEFPTR coef, const int16_t *quant, in
 /* Pass-1 values must fit the 16-bit pairs that vpmaddwd reads, and pass 2's sum 32 bits. */
 #define DR_IDCT_SMALL_WS_BOUND 32767
 #define DR_IDCT10_WS_BOUND 30000
+/* 12x12: its pass 2's weights add up to 76,042 at most, so 28,000 keeps each sum within 32 bits. */
+#define DR_IDCT12_WS_BOUND 28000
 
 #define DR_INLINE static inline __attribute__((always_inline))
 
@@ -222,6 +244,44 @@ DR_AVX2 DR_INLINE void finish_small(const __m256i *w, int n, __m256i big, __m256
         return;
     }
     rows_out(w, n, pairs, output_buf, output_col);
+}
+
+/* Pass 2 of the 10x10 and 12x12 transforms and their output: `ws` holds the `n` pass-1 rows as
+ * 16-bit values, eight to a row; each row's outputs 0-7 are weighted sums in a 256-bit vector (the
+ * `low` pairs), its outputs 8 to 7 + `tail` in a 128-bit one (`high`). Two rows at a time. */
+DR_AVX2 DR_INLINE void wide_rows_out(const int16_t *ws, int n, int tail, const __m256i *low_pairs, const __m128i *high_pairs,
+                                     JSAMPARRAY output_buf, JDIMENSION output_col) {
+    for (int r = 0; r < n; r += 2) {
+        __m256i low[2];
+        __m128i high[2];
+        for (int h = 0; h < 2; h++) {
+            const int16_t *row = ws + 8 * (r + h);
+            __m256i sum = _mm256_setzero_si256();
+            __m128i rest = _mm_setzero_si128();
+            for (int p = 0; p < 4; p++) {
+                int32_t two;
+                memcpy(&two, row + 2 * p, 4);
+                const __m256i b = _mm256_set1_epi32(two);
+                sum = _mm256_add_epi32(sum, _mm256_madd_epi16(b, low_pairs[p]));
+                rest = _mm_add_epi32(rest, _mm_madd_epi16(_mm256_castsi256_si128(b), high_pairs[p]));
+            }
+            low[h] = descale_256(sum);
+            high[h] = descale_128(rest);
+        }
+        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packs_epi32(low[0], low[1]), 0xD8);
+        const __m256i bytes = _mm256_packus_epi16(packed, packed);
+        const __m128i rest16 = _mm_packs_epi32(high[0], high[1]);
+        /* Row r's outputs past 8 in bytes 0-3, row r + 1's in 4-7. */
+        uint8_t rests[16];
+        _mm_storeu_si128((__m128i *)rests, _mm_packus_epi16(rest16, rest16));
+        const uint64_t first = (uint64_t)_mm256_extract_epi64(bytes, 0);
+        const uint64_t second = (uint64_t)_mm256_extract_epi64(bytes, 2);
+        JSAMPROW a = output_buf[r] + output_col, b = output_buf[r + 1] + output_col;
+        memcpy(a, &first, 8);
+        memcpy(b, &second, 8);
+        memcpy(a + 8, rests, (size_t)tail);
+        memcpy(b + 8, rests + 4, (size_t)tail);
+    }
 }
 
 DR_AVX2 static void idct_3x3_avx2(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
@@ -361,40 +421,77 @@ DR_AVX2 static void idct_10x10_avx2(j_decompress_ptr cinfo, jpeg_component_info 
     int16_t ws[10 * 8] __attribute__((aligned(32)));
     for (int r = 0; r < 10; r += 2)
         _mm256_store_si256((__m256i *)(ws + 8 * r), _mm256_permute4x64_epi64(_mm256_packs_epi32(w[r], w[r + 1]), 0xD8));
+    wide_rows_out(ws, 10, 2, weights.ten_low, weights.ten_high, output_buf, output_col);
+}
 
-    /* Pass 2, two rows at a time: outputs 0-7 in a 256-bit sum, 8-9 in a 128-bit one. */
-    for (int r = 0; r < 10; r += 2) {
-        __m256i low[2];
-        __m128i high[2];
-        for (int h = 0; h < 2; h++) {
-            const int16_t *row = ws + 8 * (r + h);
-            __m256i sum = _mm256_setzero_si256();
-            __m128i tail = _mm_setzero_si128();
-            for (int p = 0; p < 4; p++) {
-                int32_t two;
-                memcpy(&two, row + 2 * p, 4);
-                const __m256i b = _mm256_set1_epi32(two);
-                sum = _mm256_add_epi32(sum, _mm256_madd_epi16(b, weights.ten_low[p]));
-                tail = _mm_add_epi32(tail, _mm_madd_epi16(_mm256_castsi256_si128(b), weights.ten_high[p]));
-            }
-            low[h] = descale_256(sum);
-            high[h] = descale_128(tail);
-        }
-        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packs_epi32(low[0], low[1]), 0xD8);
-        const __m256i bytes = _mm256_packus_epi16(packed, packed);
-        const __m128i tail16 = _mm_packs_epi32(high[0], high[1]);
-        const __m128i tail8 = _mm_packus_epi16(tail16, tail16);
-        const uint64_t first = (uint64_t)_mm256_extract_epi64(bytes, 0);
-        const uint64_t second = (uint64_t)_mm256_extract_epi64(bytes, 2);
-        const uint64_t tails = (uint64_t)_mm_cvtsi128_si64(tail8);
-        JSAMPROW a = output_buf[r] + output_col, b = output_buf[r + 1] + output_col;
-        memcpy(a, &first, 8);
-        memcpy(b, &second, 8);
-        a[8] = (JSAMPLE)(tails & 0xFF);
-        a[9] = (JSAMPLE)((tails >> 8) & 0xFF);
-        b[8] = (JSAMPLE)((tails >> 32) & 0xFF);
-        b[9] = (JSAMPLE)((tails >> 40) & 0xFF);
+DR_AVX2 static void idct_12x12_avx2(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
+                                    JSAMPARRAY output_buf, JDIMENSION output_col) {
+    __m256i d[8];
+    const __m256i big = dequantize_rows(coef_block, compptr, 8, first_lanes(8), d);
+
+    /* Pass 1, a column per lane. */
+    __m256i z3 = _mm256_add_epi32(_mm256_slli_epi32(d[0], 13), _mm256_set1_epi32(1 << 10));
+    __m256i z4 = MUL(d[4], 10033);
+    __m256i tmp10 = _mm256_add_epi32(z3, z4);
+    __m256i tmp11 = _mm256_sub_epi32(z3, z4);
+    __m256i z1 = d[2];
+    z4 = MUL(z1, 11190);
+    z1 = _mm256_slli_epi32(z1, 13);
+    __m256i z2 = _mm256_slli_epi32(d[6], 13);
+    __m256i tmp12 = _mm256_sub_epi32(z1, z2);
+    const __m256i tmp21 = _mm256_add_epi32(z3, tmp12);
+    const __m256i tmp24 = _mm256_sub_epi32(z3, tmp12);
+    tmp12 = _mm256_add_epi32(z4, z2);
+    const __m256i tmp20 = _mm256_add_epi32(tmp10, tmp12);
+    const __m256i tmp25 = _mm256_sub_epi32(tmp10, tmp12);
+    tmp12 = _mm256_sub_epi32(_mm256_sub_epi32(z4, z1), z2);
+    const __m256i tmp22 = _mm256_add_epi32(tmp11, tmp12);
+    const __m256i tmp23 = _mm256_sub_epi32(tmp11, tmp12);
+
+    z1 = d[1];
+    z2 = d[3];
+    z3 = d[5];
+    z4 = d[7];
+    tmp11 = MUL(z2, 10703);
+    __m256i tmp14 = MUL(z2, -4433);
+    tmp10 = _mm256_add_epi32(z1, z3);
+    __m256i tmp15 = MUL(_mm256_add_epi32(tmp10, z4), 7053);
+    tmp12 = _mm256_add_epi32(tmp15, MUL(tmp10, 2139));
+    tmp10 = _mm256_add_epi32(_mm256_add_epi32(tmp12, tmp11), MUL(z1, 2295));
+    __m256i tmp13 = MUL(_mm256_add_epi32(z3, z4), -8565);
+    tmp12 = _mm256_add_epi32(tmp12, _mm256_sub_epi32(_mm256_add_epi32(tmp13, tmp14), MUL(z3, 12112)));
+    tmp13 = _mm256_add_epi32(tmp13, _mm256_add_epi32(_mm256_sub_epi32(tmp15, tmp11), MUL(z4, 12998)));
+    tmp15 = _mm256_add_epi32(tmp15, _mm256_sub_epi32(_mm256_sub_epi32(tmp14, MUL(z1, 5540)), MUL(z4, 16244)));
+    z1 = _mm256_sub_epi32(z1, z4);
+    z2 = _mm256_sub_epi32(z2, z3);
+    z3 = MUL(_mm256_add_epi32(z1, z2), 4433);
+    tmp11 = _mm256_add_epi32(z3, MUL(z1, 6270));
+    tmp14 = _mm256_sub_epi32(z3, MUL(z2, 15137));
+
+    __m256i w[12];
+    w[0] = _mm256_srai_epi32(_mm256_add_epi32(tmp20, tmp10), 11);
+    w[11] = _mm256_srai_epi32(_mm256_sub_epi32(tmp20, tmp10), 11);
+    w[1] = _mm256_srai_epi32(_mm256_add_epi32(tmp21, tmp11), 11);
+    w[10] = _mm256_srai_epi32(_mm256_sub_epi32(tmp21, tmp11), 11);
+    w[2] = _mm256_srai_epi32(_mm256_add_epi32(tmp22, tmp12), 11);
+    w[9] = _mm256_srai_epi32(_mm256_sub_epi32(tmp22, tmp12), 11);
+    w[3] = _mm256_srai_epi32(_mm256_add_epi32(tmp23, tmp13), 11);
+    w[8] = _mm256_srai_epi32(_mm256_sub_epi32(tmp23, tmp13), 11);
+    w[4] = _mm256_srai_epi32(_mm256_add_epi32(tmp24, tmp14), 11);
+    w[7] = _mm256_srai_epi32(_mm256_sub_epi32(tmp24, tmp14), 11);
+    w[5] = _mm256_srai_epi32(_mm256_add_epi32(tmp25, tmp15), 11);
+    w[6] = _mm256_srai_epi32(_mm256_sub_epi32(tmp25, tmp15), 11);
+    __m256i wbig = _mm256_setzero_si256();
+    for (int r = 0; r < 12; r++) wbig = _mm256_max_epu32(wbig, _mm256_abs_epi32(w[r]));
+    if (out_of_bounds(big, wbig, DR_IDCT12_WS_BOUND)) {
+        jpeg_idct_12x12(cinfo, compptr, coef_block, output_buf, output_col);
+        return;
     }
+
+    int16_t ws[12 * 8] __attribute__((aligned(32)));
+    for (int r = 0; r < 12; r += 2)
+        _mm256_store_si256((__m256i *)(ws + 8 * r), _mm256_permute4x64_epi64(_mm256_packs_epi32(w[r], w[r + 1]), 0xD8));
+    wide_rows_out(ws, 12, 4, weights.twelve_low, weights.twelve_high, output_buf, output_col);
 }
 
 
@@ -425,6 +522,7 @@ static inverse_DCT_method_ptr replacement_for(inverse_DCT_method_ptr library) {
     if (library == jpeg_idct_5x5) return idct_5x5_avx2;
     if (library == jpeg_idct_6x6) return idct_6x6_avx2;
     if (library == jpeg_idct_10x10) return idct_10x10_avx2;
+    if (library == jpeg_idct_12x12) return idct_12x12_avx2;
     return NULL;
 }
 
@@ -449,9 +547,9 @@ long dr_idct_compare(j_decompress_ptr cinfo, int component, uint32_t seed, long 
     const inverse_DCT_method_ptr library = cinfo->idct->inverse_DCT[component];
     const inverse_DCT_method_ptr ours = replacement_for(library);
     if (ours == NULL) return -1;
-    JSAMPLE expected[10][16], actual[10][16];
-    JSAMPROW expected_rows[10], actual_rows[10];
-    for (int r = 0; r < 10; r++) {
+    JSAMPLE expected[12][16], actual[12][16];
+    JSAMPROW expected_rows[12], actual_rows[12];
+    for (int r = 0; r < 12; r++) {
         expected_rows[r] = expected[r];
         actual_rows[r] = actual[r];
     }

@@ -332,13 +332,12 @@ struct Renderer {
         return best
     }
 
-    /// The M of libjpeg's M/8 decode that the render chooses among. 6/8 and 7/8 are left out:
-    /// libjpeg-turbo decodes them with scalar IDCTs (6×6 and 7×7, and 12×12 and 14×14 for
-    /// subsampled chroma), and a full decode, with its SIMD IDCT, upsampling and colour
-    /// conversion, costs less than either: on an 8 MP phone photo, which 6/8 served, the render
-    /// took 8 % less CPU at 8/8, the larger resampling included. 5/8 stays: on a 9.6 MP one the
-    /// full decode's gain went to the resampler.
-    static let jpegScales = [1, 2, 3, 4, 5, 8]
+    /// The M of libjpeg's M/8 decode that the render chooses among. 7/8 is left out: libjpeg-turbo
+    /// decodes it with scalar IDCTs (7×7, and 14×14 for subsampled chroma), and a full decode, with
+    /// its SIMD IDCT, upsampling and colour conversion, costs less. 6/8 serves 8 MP photos (whose
+    /// 2,048-pixel variant 5/8 is just too small for) since its 6×6 and 12×12 transforms have AVX2
+    /// builds (CJPEG/idct.c); with libjpeg's scalar ones it cost more than 8/8.
+    static let jpegScales = [1, 2, 3, 4, 5, 6, 8]
 
     /// The smallest M of `jpegScales` whose raster still has at least one pixel per output pixel
     /// for every plan (so nothing is ever upscaled), and a long edge of at least

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 @testable import Imaging
 
-/// Decodes at 3/8, 5/8 and 6/8 run AVX2 builds of libjpeg-turbo's 3x3, 5x5, 6x6 and 10x10 inverse
-/// DCTs (CJPEG/idct.c), which must give the library's output bit for bit.
+/// Decodes at 3/8, 5/8 and 6/8 run AVX2 builds of libjpeg-turbo's 3x3, 5x5, 6x6, 10x10 and 12x12
+/// inverse DCTs (CJPEG/idct.c), which must give the library's output bit for bit.
 @Suite("JPEG inverse DCT")
 struct JPEGInverseDCTTests {
     static let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -23,7 +23,7 @@ struct JPEGInverseDCTTests {
     }
 
     /// The scales whose transforms have AVX2 builds: 3/8 (3x3, and 6x6 for 4:2:0 chroma), 5/8 (5x5
-    /// and 10x10), 6/8 (6x6 for full-resolution components).
+    /// and 10x10), 6/8 (6x6 for full-resolution components, 12x12 for 4:2:0 chroma).
     static let scales = [3, 5, 6]
 
     @Test("a decode at 3/8, 5/8 or 6/8 with the AVX2 inverse DCTs is byte for byte the library's", arguments: scales)
