@@ -284,6 +284,25 @@ DR_AVX2 DR_INLINE void wide_rows_out(const int16_t *ws, int n, int tail, const _
     }
 }
 
+/* The rest of a 10x10 or 12x12 transform from its `n` pass-1 rows `w`: their 16-bit packing, pass 2
+ * and the output (`wide_rows_out`), or the library's own function for the whole block when the
+ * inputs (`big`) or the pass-1 values are past the bounds. */
+DR_AVX2 DR_INLINE void finish_wide(const __m256i *w, int n, int tail, __m256i big, int32_t pass1_bound,
+                                   const __m256i *low_pairs, const __m128i *high_pairs, inverse_DCT_method_ptr library,
+                                   j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
+                                   JSAMPARRAY output_buf, JDIMENSION output_col) {
+    __m256i wbig = _mm256_setzero_si256();
+    for (int r = 0; r < n; r++) wbig = _mm256_max_epu32(wbig, _mm256_abs_epi32(w[r]));
+    if (out_of_bounds(big, wbig, pass1_bound)) {
+        library(cinfo, compptr, coef_block, output_buf, output_col);
+        return;
+    }
+    int16_t ws[12 * 8] __attribute__((aligned(32)));
+    for (int r = 0; r < n; r += 2)
+        _mm256_store_si256((__m256i *)(ws + 8 * r), _mm256_permute4x64_epi64(_mm256_packs_epi32(w[r], w[r + 1]), 0xD8));
+    wide_rows_out(ws, n, tail, low_pairs, high_pairs, output_buf, output_col);
+}
+
 DR_AVX2 static void idct_3x3_avx2(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
                                   JSAMPARRAY output_buf, JDIMENSION output_col) {
     const __m256i lanes = first_lanes(3);
@@ -411,17 +430,8 @@ DR_AVX2 static void idct_10x10_avx2(j_decompress_ptr cinfo, jpeg_component_info 
     w[6] = _mm256_srai_epi32(_mm256_sub_epi32(tmp23, tmp13), 11);
     w[4] = _mm256_srai_epi32(_mm256_add_epi32(tmp24, tmp14), 11);
     w[5] = _mm256_srai_epi32(_mm256_sub_epi32(tmp24, tmp14), 11);
-    __m256i wbig = _mm256_setzero_si256();
-    for (int r = 0; r < 10; r++) wbig = _mm256_max_epu32(wbig, _mm256_abs_epi32(w[r]));
-    if (out_of_bounds(big, wbig, DR_IDCT10_WS_BOUND)) {
-        jpeg_idct_10x10(cinfo, compptr, coef_block, output_buf, output_col);
-        return;
-    }
-
-    int16_t ws[10 * 8] __attribute__((aligned(32)));
-    for (int r = 0; r < 10; r += 2)
-        _mm256_store_si256((__m256i *)(ws + 8 * r), _mm256_permute4x64_epi64(_mm256_packs_epi32(w[r], w[r + 1]), 0xD8));
-    wide_rows_out(ws, 10, 2, weights.ten_low, weights.ten_high, output_buf, output_col);
+    finish_wide(w, 10, 2, big, DR_IDCT10_WS_BOUND, weights.ten_low, weights.ten_high, jpeg_idct_10x10, cinfo, compptr, coef_block,
+                output_buf, output_col);
 }
 
 DR_AVX2 static void idct_12x12_avx2(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
@@ -481,17 +491,8 @@ DR_AVX2 static void idct_12x12_avx2(j_decompress_ptr cinfo, jpeg_component_info 
     w[7] = _mm256_srai_epi32(_mm256_sub_epi32(tmp24, tmp14), 11);
     w[5] = _mm256_srai_epi32(_mm256_add_epi32(tmp25, tmp15), 11);
     w[6] = _mm256_srai_epi32(_mm256_sub_epi32(tmp25, tmp15), 11);
-    __m256i wbig = _mm256_setzero_si256();
-    for (int r = 0; r < 12; r++) wbig = _mm256_max_epu32(wbig, _mm256_abs_epi32(w[r]));
-    if (out_of_bounds(big, wbig, DR_IDCT12_WS_BOUND)) {
-        jpeg_idct_12x12(cinfo, compptr, coef_block, output_buf, output_col);
-        return;
-    }
-
-    int16_t ws[12 * 8] __attribute__((aligned(32)));
-    for (int r = 0; r < 12; r += 2)
-        _mm256_store_si256((__m256i *)(ws + 8 * r), _mm256_permute4x64_epi64(_mm256_packs_epi32(w[r], w[r + 1]), 0xD8));
-    wide_rows_out(ws, 12, 4, weights.twelve_low, weights.twelve_high, output_buf, output_col);
+    finish_wide(w, 12, 4, big, DR_IDCT12_WS_BOUND, weights.twelve_low, weights.twelve_high, jpeg_idct_12x12, cinfo, compptr, coef_block,
+                output_buf, output_col);
 }
 
 
