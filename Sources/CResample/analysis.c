@@ -25,12 +25,12 @@ DR_INLINE float interest(float laplacian, float y, float r, float g, float b) {
     float low = r < g ? (r < b ? r : b) : (g < b ? g : b);
     float saturation = high - low;
     float value = laplacian;
-    value = saturation > 48.0f ? value + 0.5f * saturation : value;
+    value = saturation > DR_SALIENCY_SATURATION_FLOOR ? value + DR_SALIENCY_SATURATION_WEIGHT * saturation : value;
     /* The skin-tone box (Chai and Ngan): y is the pixel's luma, the same expression. */
     float cb = 128.0f - 0.168736f * r - 0.331264f * g + 0.5f * b;
     float cr = 128.0f + 0.5f * r - 0.418688f * g - 0.081312f * b;
     int skin = (y > 40.0f) & (cb >= 77.0f) & (cb <= 127.0f) & (cr >= 133.0f) & (cr <= 173.0f);
-    return skin ? value + 96.0f : value;
+    return skin ? value + DR_SALIENCY_SKIN_SCORE : value;
 }
 
 /* One row of scores; `up` and `down` are the neighbour rows (the row itself at the picture's

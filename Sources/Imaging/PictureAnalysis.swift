@@ -4,11 +4,11 @@ import CResample
 /// scores, and the per-pixel interest that places attention crops.
 enum PictureAnalysis {
     /// Weight of colour saturation (max - min of R, G, B) in the attention score, relative to edges.
-    static let saturationWeight: Float = 0.5
+    static let saturationWeight: Float = DR_SALIENCY_SATURATION_WEIGHT
     /// Score that a skin-toned pixel adds (skin draws the eye in portraits and groups).
-    static let skinScore: Float = 96
+    static let skinScore: Float = DR_SALIENCY_SKIN_SCORE
     /// Saturation below this (0...255) adds nothing: greys and pastels are not interesting.
-    static let saturationFloor: Float = 48
+    static let saturationFloor: Float = DR_SALIENCY_SATURATION_FLOOR
 
     /// Sharpness, mean luma and clipping of an RGB raster (the sums in CResample's
     /// `dr_luma_statistics`, four partial sums each).
@@ -34,8 +34,7 @@ enum PictureAnalysis {
     }
 
     /// Per-pixel interest: edge energy (|Laplacian| of luma), saturation above a floor, and skin
-    /// tones (`dr_saliency` in CResample: `saturationWeight`, `saturationFloor`, `skinScore` and
-    /// `isSkin` are its constants, which the tests' scalar reference uses too).
+    /// tones (`dr_saliency` in CResample, whose header holds the weights these constants read).
     /// `luma`: the raster's `luma(of:)`, when the caller has it already.
     static func saliency(of raster: Raster, luma: [Float]? = nil) -> [Float] {
         let width = raster.width, height = raster.height, count = width * height
@@ -45,15 +44,6 @@ enum PictureAnalysis {
             dr_saliency(raster.pixels, luma, Int32(width), Int32(height), scores.baseAddress)
             initialised = count
         }
-    }
-
-    /// A common YCbCr skin-tone box (Chai and Ngan): Cb 77...127 and Cr 133...173, not too dark.
-    @inline(__always)
-    static func isSkin(r: Float, g: Float, b: Float) -> Bool {
-        let y = 0.299 * r + 0.587 * g + 0.114 * b
-        let cb = 128 - 0.168736 * r - 0.331264 * g + 0.5 * b
-        let cr = 128 + 0.5 * r - 0.418688 * g - 0.081312 * b
-        return y > 40 && cb >= 77 && cb <= 127 && cr >= 133 && cr <= 173
     }
 
     /// The raster's luma (`fillLuma`), made once by a render for both the statistics and the

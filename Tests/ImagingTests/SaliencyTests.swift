@@ -15,6 +15,14 @@ struct SaliencyTests {
         }
     }
 
+    /// A common YCbCr skin-tone box (Chai and Ngan): Cb 77...127 and Cr 133...173, not too dark.
+    static func isSkin(r: Float, g: Float, b: Float) -> Bool {
+        let y = 0.299 * r + 0.587 * g + 0.114 * b
+        let cb = 128 - 0.168736 * r - 0.331264 * g + 0.5 * b
+        let cr = 128 + 0.5 * r - 0.418688 * g - 0.081312 * b
+        return y > 40 && cb >= 77 && cb <= 127 && cr >= 133 && cr <= 173
+    }
+
     static func referenceSaliency(_ raster: Raster) -> [Float] {
         let width = raster.width, height = raster.height
         let luma = referenceLuma(raster)
@@ -29,7 +37,7 @@ struct SaliencyTests {
                 let r = Float(raster.pixels[i * 3]), g = Float(raster.pixels[i * 3 + 1]), b = Float(raster.pixels[i * 3 + 2])
                 let saturation = max(r, g, b) - min(r, g, b)
                 if saturation > PictureAnalysis.saturationFloor { value += PictureAnalysis.saturationWeight * saturation }
-                if PictureAnalysis.isSkin(r: r, g: g, b: b) { value += PictureAnalysis.skinScore }
+                if isSkin(r: r, g: g, b: b) { value += PictureAnalysis.skinScore }
                 scores[i] = value
             }
         }

@@ -75,9 +75,16 @@ void dr_transpose_rgb(const uint8_t *source, int32_t width, int32_t height, uint
 /* Rec. 601 luma (0...255) of `count` RGB pixels into `luma`. */
 void dr_luma(const uint8_t *rgb, size_t count, float *luma);
 
+/* The attention score's weights, here once for the C below and for Imaging's PictureAnalysis:
+ * saturation (max - min of R, G, B, 0...255) above the floor adds the weight times itself; a skin
+ * tone adds the skin score (skin draws the eye in portraits and groups). */
+#define DR_SALIENCY_SATURATION_FLOOR 48.0f
+#define DR_SALIENCY_SATURATION_WEIGHT 0.5f
+#define DR_SALIENCY_SKIN_SCORE 96.0f
+
 /* The attention crop's interest of each pixel of `rgb` (width by height, rows of width * 3
  * bytes) whose luma `dr_luma` gave: |4-neighbour Laplacian of luma| (a missing neighbour at the
- * edge is the pixel itself), plus half the saturation (max - min of R, G, B) above 48, plus 96 for
+ * edge is the pixel itself), plus the saturation's share above its floor, plus the skin score for
  * a skin tone (Cb 77...127, Cr 133...173, luma above 40). Plain float arithmetic, nothing fused:
  * the AVX2 build and the baseline one give the same bits, and so does the scalar reference in
  * Imaging's tests. */
