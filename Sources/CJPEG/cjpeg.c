@@ -4,6 +4,7 @@
  */
 #include "cjpeg.h"
 #include "cdeadline.h"
+#include "fdct.h"
 #include "idct.h"
 
 #include <setjmp.h>
@@ -497,6 +498,7 @@ int dr_jpeg_encode(const uint8_t *rgb, int width, int height, size_t stride, int
     cinfo.optimize_coding = optimize ? TRUE : FALSE;
     if (progressive) jpeg_simple_progression(&cinfo);
     jpeg_start_compress(&cinfo, TRUE);
+    dr_jpeg_use_avx2_fdct(&cinfo);
     if (icc != NULL && icc_length > 0) jpeg_write_icc_profile(&cinfo, icc, icc_length);
     while (cinfo.next_scanline < cinfo.image_height) {
         JSAMPROW rows[16];
@@ -554,4 +556,50 @@ long dr_jpeg_idct_mismatches(const uint8_t *data, size_t size, int scale_num, ui
     jpeg_abort_decompress(&cinfo);
     jpeg_destroy_decompress(&cinfo);
     return *components > 0 ? mismatches : -1;
+}
+
+long dr_jpeg_fdct_mismatches(int quality, uint32_t seed, long blocks, int random_tables, dr_jpeg_status *status) {
+    struct jpeg_compress_struct cinfo;
+    dr_error_mgr err;
+    unsigned char *buffer = NULL;
+    unsigned long length = 0;
+    dr_status_reset(status);
+    if (quality < 1 || quality > 100 || blocks < 0) {
+        status->code = DR_JPEG_BAD_ARGUMENT;
+        return -1;
+    }
+    memset(&cinfo, 0, sizeof(cinfo));
+    dr_install_errors(&err, status);
+    cinfo.err = &err.base;
+    if (setjmp(err.jump)) {
+        status->code = DR_JPEG_CORRUPT;
+        jpeg_destroy_compress(&cinfo);
+        free(buffer);
+        return -1;
+    }
+    jpeg_create_compress(&cinfo);
+    jpeg_mem_dest(&cinfo, &buffer, &length);
+    cinfo.image_width = 16;
+    cinfo.image_height = 16;
+    cinfo.input_components = 3;
+    cinfo.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&cinfo);
+    jpeg_set_quality(&cinfo, quality, TRUE);
+    if (random_tables) {
+        uint32_t state = seed ^ 0x5bd1e995u;
+        for (int t = 0; t < 2; t++) {
+            unsigned int table[DCTSIZE2];
+            for (int i = 0; i < DCTSIZE2; i++) {
+                state = state * 1664525u + 1013904223u;
+                table[i] = 1 + (state >> 8) % (t == 0 ? 255 : 40);
+            }
+            jpeg_add_quant_table(&cinfo, t, table, 100, TRUE);
+        }
+    }
+    jpeg_start_compress(&cinfo, TRUE);
+    const long mismatches = dr_fdct_compare(&cinfo, seed, blocks);
+    jpeg_abort_compress(&cinfo);
+    jpeg_destroy_compress(&cinfo);
+    free(buffer);
+    return mismatches;
 }

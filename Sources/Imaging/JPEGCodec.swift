@@ -72,6 +72,23 @@ enum JPEGCodec {
         return try body()
     }
 
+    /// Runs `body` with this thread's encodes on libjpeg-turbo's own forward DCT method (for comparison).
+    static func withLibraryForwardDCT<T>(_ body: () throws -> T) rethrows -> T {
+        dr_jpeg_prefer_library_fdct(1)
+        defer { dr_jpeg_prefer_library_fdct(0) }
+        return try body()
+    }
+
+    /// Runs `blocks` generated sample blocks of each component of an encoder at `quality` (with
+    /// `randomTables`, tables drawn from `seed`) through the library's and the AVX2 forward DCT and
+    /// quantisation: how many came out differently; nil where the AVX2 one cannot serve (no AVX2).
+    static func forwardDCTMismatches(quality: Int, seed: UInt32, blocks: Int, randomTables: Bool) throws -> Int? {
+        var status = dr_jpeg_status()
+        let mismatches = dr_jpeg_fdct_mismatches(Int32(quality), seed, blocks, randomTables ? 1 : 0, &status)
+        try check(status.code, status: &status, info: dr_jpeg_info(), pixelLimit: 0)
+        return mismatches < 0 ? nil : mismatches
+    }
+
     /// Runs `blocks` generated coefficient blocks through the library's and the AVX2 inverse DCT of
     /// each component of `bytes` decoded at `scaleNumerator`/8: how many came out differently, and over
     /// how many components; nil when no component has an AVX2 build here.

@@ -120,6 +120,18 @@ void dr_jpeg_prefer_library_idct(int on);
 /// 1 where this processor and libjpeg build take the AVX2 inverse DCTs, else 0.
 int dr_jpeg_avx2_idct_available(void);
 
+/// Where the processor has AVX2, encodes run an AVX2 build of libjpeg-turbo's forward DCT and
+/// quantisation, bit for bit the library's (fdct.c). With `on`, this thread's encodes use the
+/// library's own method instead: the tests compare the two.
+void dr_jpeg_prefer_library_fdct(int on);
+
+/// For the tests: sets up an encoder at `quality` (with `random_tables`, tables drawn from
+/// `seed`, values 1...255 and 1...40) and runs `blocks` generated sample blocks of each of its
+/// three components through the library's forward DCT method and the AVX2 one. Returns how many
+/// blocks came out differently; -1 when the AVX2 one cannot serve here (no AVX2) or the
+/// arguments were refused (`status`).
+long dr_jpeg_fdct_mismatches(int quality, uint32_t seed, long blocks, int random_tables, dr_jpeg_status *status);
+
 /// Starts a decode of `data` at scale_num/8 and, for each component whose inverse DCT has an AVX2
 /// build, runs `blocks` generated coefficient blocks (every seventh with a random quantisation
 /// table) through the library's function and the AVX2 one. Returns how many blocks came out
