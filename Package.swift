@@ -61,8 +61,11 @@ let package = Package(
         // a time zone for any point, offline. The data file is read from the source folder or
         // where `make install` puts it (share/darkroom/), not as a resource bundle.
         .target(name: "Gazetteer", exclude: ["README.md", "cities1000.bin"]),
+        // What a photo's bytes and sidecars say: EXIF (JPEG, PNG, HEIF), maker-note zones, times as text, the sidecar formats.
+        .target(name: "MetadataReading", dependencies: ["CEXIF", "CHEIF", "Failures", "JSONValues"]),
+        // Which capture time and place win among what was read, and the photo's identity: `PhotoMetadata.read`.
         .target(name: "PhotoMetadata", dependencies: [
-            "CEXIF", "CHEIF", "Failures", "Gazetteer", "JSONValues",
+            "CHEIF", "Gazetteer", "JSONValues", "MetadataReading",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .target(name: "Moments"),
@@ -93,18 +96,18 @@ let package = Package(
         // One photo from bytes to a committed picture, the worker pool, retries, the pixel
         // budget and the failures' categories.
         .target(name: "Ingest", dependencies: [
-            "Settings", "Storage", "Terminal", "Failures", "Imaging", "JSONValues", "PhotoMetadata", "Moments", "Catalog", "CRuntime",
+            "Settings", "Storage", "Terminal", "Failures", "Imaging", "JSONValues", "MetadataReading", "PhotoMetadata", "Moments", "Catalog", "CRuntime",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // `darkroom import`: walking a photo library, sidecars, the journal, report and progress.
         .target(name: "LibraryImport", dependencies: [
-            "Ingest", "Settings", "Storage", "Terminal", "Failures", "Imaging", "PhotoMetadata", "Catalog", "CatalogImports",
+            "Ingest", "Settings", "Storage", "Terminal", "Failures", "Imaging", "MetadataReading", "PhotoMetadata", "Catalog", "CatalogImports",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // What the command line and the HTTP API both ask: moment views and exports,
         // declarations, inspect, checks of request fields.
         .target(name: "Operations", dependencies: [
-            "Settings", "Storage", "Imaging", "JSONValues", "PhotoMetadata", "Moments", "Catalog",
+            "Settings", "Storage", "Imaging", "JSONValues", "MetadataReading", "PhotoMetadata", "Moments", "Catalog",
         ]),
         // Delivery of the outbox's events to the backend's endpoints, signed.
         .target(name: "Webhooks", dependencies: [
@@ -194,7 +197,7 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ], resources: [.embedInCode("openapi.json")]),
         .executableTarget(name: "darkroom", dependencies: [
-            "BuildInfo", "Catalog", "CatalogCopy", "CatalogImports", "HTTPService", "Imaging", "Ingest", "JSONValues", "LibraryImport", "LibraryMaintenance", "Moments", "Operations",
+            "BuildInfo", "Catalog", "CatalogCopy", "CatalogImports", "HTTPService", "Imaging", "Ingest", "JSONValues", "LibraryImport", "LibraryMaintenance", "MetadataReading", "Moments", "Operations",
             "PhotoMetadata", "PostgresCatalog", "PostgresStore", "ServiceSettings", "Settings", "Storage", "Terminal", "Webhooks",
             "BucketStorage",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -234,7 +237,7 @@ let package = Package(
             .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         .testTarget(name: "PostgresQueueTests", dependencies: ["PostgresQueue", "PostgresStore", "PostgresHarness", "Failures"]),
-        .testTarget(name: "PhotoMetadataTests", dependencies: ["Gazetteer", "PhotoMetadata", "SeededRandom"]),
+        .testTarget(name: "PhotoMetadataTests", dependencies: ["Gazetteer", "MetadataReading", "PhotoMetadata", "SeededRandom"]),
         .testTarget(name: "MomentsTests", dependencies: ["Moments", "SeededRandom"]),
         .testTarget(name: "CatalogTests", dependencies: [
             "Catalog", "CatalogFixtures", "Failures", "Moments", "SeededRandom",
@@ -249,7 +252,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "LibraryImportTests", dependencies: [
-            "LibraryImport", "Catalog", "Failures", "Ingest", "PhotoMetadata", "Settings", "Storage",
+            "LibraryImport", "Catalog", "Failures", "Ingest", "MetadataReading", "PhotoMetadata", "Settings", "Storage",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "MultipartTests", dependencies: ["Multipart"]),

@@ -1,5 +1,5 @@
 import Foundation
-import PhotoMetadata
+import MetadataReading
 import Storage
 
 /// What a photo of an imported library carries into the shared queue beside its bytes

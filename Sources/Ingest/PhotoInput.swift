@@ -1,4 +1,4 @@
-import PhotoMetadata
+import MetadataReading
 
 /// One photo for the processor, wherever it comes from: a spool claim or a file of a library
 /// being imported. Both take the same path through `PhotoProcessor.process(_:attempt:deadline:startedAt:)`.

@@ -1,4 +1,4 @@
-import PhotoMetadata
+import MetadataReading
 import Storage
 
 extension PhotoProcessor {

@@ -2,6 +2,7 @@ import Catalog
 import CRuntime
 import Foundation
 import Imaging
+import MetadataReading
 import PhotoMetadata
 import Settings
 import Storage

@@ -1,6 +1,6 @@
 import Foundation
-import PhotoMetadata
 import Ingest
+import MetadataReading
 import Storage
 
 /// The sidecars of one photo of an imported library, read and merged into the one Darkroom

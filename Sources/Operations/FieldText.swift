@@ -1,4 +1,4 @@
-import PhotoMetadata
+import MetadataReading
 
 /// Checks every text field a caller gives shares (an upload's form or query fields, a query of
 /// the read API, a JSON body's strings): no control characters, and numbers in plain decimal.

@@ -1,5 +1,6 @@
 import Foundation
 import Imaging
+import MetadataReading
 import PhotoMetadata
 import Settings
 import Storage

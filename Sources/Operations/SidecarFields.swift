@@ -1,6 +1,6 @@
 import Foundation
+import MetadataReading
 import Moments
-import PhotoMetadata
 
 /// A photo's sidecar from text fields: an upload's query string or form fields, named as
 /// the sidecar's keys, with the focal point as two fields (`focal_x`, `focal_y`). The JSON made

@@ -1,5 +1,5 @@
 import Foundation
-import PhotoMetadata
+import MetadataReading
 
 /// A time given in a field by a caller (a declared moment's `start` and `end`, an upload's
 /// `taken_at`): written as RFC 3339 says (`2024-05-07T09:33:04+08:00`, a fraction of a second

@@ -1,5 +1,6 @@
 import Foundation
 import JSONValues
+import MetadataReading
 
 /// Everything Darkroom knows about a photo before decoding its pixels: when, where, which camera,
 /// what the bytes are, and what the uploader's sidecar said. Each value records its source;

@@ -1,4 +1,5 @@
 import Foundation
+import MetadataReading
 
 /// Where a capture time came from, in order of preference.
 public enum TimeSource: String, Sendable, Codable {

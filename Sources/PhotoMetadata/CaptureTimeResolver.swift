@@ -1,4 +1,5 @@
 import Foundation
+import MetadataReading
 
 /// Chooses the capture time by priority and records why other candidates were
 /// passed over (warnings) and where a sidecar disagreed with EXIF (conflicts). When the

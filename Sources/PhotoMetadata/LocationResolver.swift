@@ -1,4 +1,5 @@
 import Foundation
+import MetadataReading
 
 /// Reads the location from the GPS IFD, falls back to the sidecar, and records why a
 /// location was refused (warnings) and where a sidecar disagreed with EXIF (conflicts).

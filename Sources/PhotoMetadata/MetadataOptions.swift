@@ -72,10 +72,6 @@ public struct MetadataOptions: Sendable, Equatable {
 /// Facts of the world the module relies on; not configuration, but named so that no bare
 /// number stands in the code.
 enum MetadataLimits {
-    /// The most western UTC offset in use (Baker Island, UTC−12:00), in seconds.
-    static let minimumOffsetSeconds = -12 * 3600
-    /// The most eastern UTC offset in use (Kiribati, UTC+14:00), in seconds.
-    static let maximumOffsetSeconds = 14 * 3600
     /// Every UTC offset in use today is a multiple of 15 minutes (Nepal +05:45, Chatham +12:45),
     /// so an offset derived from GPS time is rounded to this step, in seconds.
     static let offsetRoundingSeconds = 15 * 60

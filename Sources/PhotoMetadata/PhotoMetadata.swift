@@ -1,6 +1,7 @@
 import CHEIF
 import Crypto
 import Foundation
+import MetadataReading
 
 /// Reads a photo's metadata (capture time, location, orientation, camera and identity; not pixel dimensions) from its
 /// bytes, its optional sidecar and its file time.

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import PhotoMetadata
+import MetadataReading
 import Storage
 
 struct Enqueue: ParsableCommand {

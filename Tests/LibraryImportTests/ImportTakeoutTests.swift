@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Ingest
 @testable import LibraryImport
+import MetadataReading
 @testable import PhotoMetadata
 
 /// Google Takeout's JSON, and how the sidecars of one photo merge into the one it is given.

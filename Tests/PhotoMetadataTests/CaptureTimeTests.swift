@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import MetadataReading
 @testable import PhotoMetadata
 
 /// One row of the capture-time table: EXIF text tags, an optional GPS time, a default zone, and what the

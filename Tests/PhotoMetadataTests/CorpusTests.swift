@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import MetadataReading
 @testable import PhotoMetadata
 import SeededRandom
 

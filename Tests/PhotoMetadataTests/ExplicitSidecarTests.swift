@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import MetadataReading
 @testable import PhotoMetadata
 
 /// The backend's explicit values (a spool sidecar) against the camera's (EXIF).

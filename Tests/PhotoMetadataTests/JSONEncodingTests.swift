@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import MetadataReading
 @testable import PhotoMetadata
 
 @Suite("Stable JSON form")

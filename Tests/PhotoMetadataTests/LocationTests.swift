@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import MetadataReading
 @testable import PhotoMetadata
 
 /// One row of the location table: GPS entries and the location (or the warning) they must give.

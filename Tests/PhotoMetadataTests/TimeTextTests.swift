@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import PhotoMetadata
+@testable import MetadataReading
 
 /// The one reader of times the backend gives (uploads, sidecars, declared moments).
 @Suite("Times given as text")

@@ -1,5 +1,6 @@
 import Foundation
 import Gazetteer
+import MetadataReading
 @testable import PhotoMetadata
 import SeededRandom
 import Testing

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import PhotoMetadata
+@testable import MetadataReading
 
 /// XMP sidecars as Lightroom, darktable and digiKam write them, and the odd cases.
 @Suite("XMP sidecars")

@@ -1,18 +1,23 @@
 /// Finds the EXIF block in the bytes of a JPEG or PNG, without trusting any length the file
 /// states: every length is checked against the bytes that are really there.
-enum ExifBlockLocator {
+package enum ExifBlockLocator {
     /// The `Exif\0\0` header that starts an APP1 EXIF segment and that libexif expects.
     static let exifHeader: [UInt8] = [0x45, 0x78, 0x69, 0x66, 0x00, 0x00]
-    static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+    package static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
     /// What was found: the EXIF block (starting with `Exif\0\0`) if any, and what looked wrong.
-    struct Found: Equatable {
-        var block: [UInt8]?
-        var warnings: [String] = []
+    package struct Found: Equatable {
+        package var block: [UInt8]?
+        package var warnings: [String] = []
+
+        package init(block: [UInt8]? = nil, warnings: [String] = []) {
+            self.block = block
+            self.warnings = warnings
+        }
     }
 
     /// The first APP1 `Exif` segment of a JPEG, walking the marker segments up to the start of scan.
-    static func jpeg(_ bytes: [UInt8]) -> Found {
+    package static func jpeg(_ bytes: [UInt8]) -> Found {
         var found = Found()
         var exifSegments = 0
         var index = 2  // after SOI
@@ -66,7 +71,7 @@ enum ExifBlockLocator {
 
     /// The `eXIf` chunk of a PNG, walking the chunk list. A chunk whose length runs past the end of
     /// the file or exceeds `maxBytes` is ignored with a warning.
-    static func png(_ bytes: [UInt8], maxBytes: Int) -> Found {
+    package static func png(_ bytes: [UInt8], maxBytes: Int) -> Found {
         var found = Found()
         var exifChunks = 0
         var index = pngSignature.count

@@ -2,7 +2,7 @@ import Foundation
 
 /// A calendar date and wall-clock time with no zone, as cameras record it, validated against
 /// the Gregorian calendar.
-struct LocalDateTime: Sendable, Equatable {
+package struct LocalDateTime: Sendable, Equatable {
     var year: Int
     var month: Int
     var day: Int
@@ -10,10 +10,10 @@ struct LocalDateTime: Sendable, Equatable {
     var minute: Int
     var second: Int
     /// Milliseconds, or nil when the source gave no sub-second part.
-    var millisecond: Int?
+    package var millisecond: Int?
 
     /// The outcome of reading a date-time text.
-    enum Parsed: Equatable {
+    package enum Parsed: Equatable {
         /// Blank or missing: nothing to report.
         case absent
         /// Present but unusable, with the reason (placeholder zeros, malformed, impossible).
@@ -23,19 +23,19 @@ struct LocalDateTime: Sendable, Equatable {
     }
 
     /// Seconds since 1970-01-01T00:00:00 as if the wall time were UTC, ignoring milliseconds.
-    var secondsAsIfUTC: Int64 {
+    package var secondsAsIfUTC: Int64 {
         Self.daysFromCivil(year: year, month: month, day: day) * 86_400
             + Int64(hour * 3600 + minute * 60 + second)
     }
 
     /// The instant this wall time denotes at the given UTC offset, to the millisecond.
-    func instant(offsetSeconds: Int) -> Date {
+    package func instant(offsetSeconds: Int) -> Date {
         Self.date(seconds: secondsAsIfUTC - Int64(offsetSeconds), millisecond: millisecond ?? 0)
     }
 
     /// The UTC offset the zone has at this wall time. Two passes so that a wall time near a
     /// daylight-saving change takes the offset in force at that moment, not the one before it.
-    func offset(in zone: TimeZone) -> Int {
+    package func offset(in zone: TimeZone) -> Int {
         let asUTC = Self.date(seconds: secondsAsIfUTC, millisecond: 0)
         let first = zone.secondsFromGMT(for: asUTC)
         let guess = Self.date(seconds: secondsAsIfUTC - Int64(first), millisecond: 0)
@@ -43,7 +43,7 @@ struct LocalDateTime: Sendable, Equatable {
     }
 
     /// `2014-09-16T14:05:12` or, with sub-seconds, `2014-09-16T14:05:12.345`.
-    var isoString: String {
+    package var isoString: String {
         var text = Self.padded(year, 4) + "-" + Self.padded(month, 2) + "-" + Self.padded(day, 2) + "T"
             + Self.padded(hour, 2) + ":" + Self.padded(minute, 2) + ":" + Self.padded(second, 2)
         if let millisecond {
@@ -59,7 +59,7 @@ struct LocalDateTime: Sendable, Equatable {
     }
 
     /// The wall time at `offsetSeconds` of an instant, to the millisecond.
-    init(instant: Date, offsetSeconds: Int) {
+    package init(instant: Date, offsetSeconds: Int) {
         // Nearest, not down: a Date built from (seconds, milliseconds) may sit a hair below its millisecond.
         // Clamped so that no Date, however odd, can trap the integer conversion (±3 million years).
         let raw = instant.timeIntervalSince1970 * 1000
@@ -88,7 +88,7 @@ struct LocalDateTime: Sendable, Equatable {
     }
 
     /// Seconds between two wall times, as if both were in the same zone.
-    func seconds(since other: LocalDateTime) -> Double {
+    package func seconds(since other: LocalDateTime) -> Double {
         Double(secondsAsIfUTC - other.secondsAsIfUTC)
             + Double((millisecond ?? 0) - (other.millisecond ?? 0)) / 1000
     }
@@ -97,7 +97,7 @@ struct LocalDateTime: Sendable, Equatable {
 
     /// Reads `YYYY:MM:DD HH:MM:SS` (EXIF), also accepting `-` in the date, `T` as separator and a
     /// fractional second, and checks the result against the calendar and `years`.
-    static func parse(exif text: String, years: ClosedRange<Int>) -> Parsed {
+    package static func parse(exif text: String, years: ClosedRange<Int>) -> Parsed {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed.isEmpty || trimmed.allSatisfy({ $0 == ":" || $0 == " " || $0 == "-" }) {
             return .absent
@@ -135,7 +135,7 @@ struct LocalDateTime: Sendable, Equatable {
 
     /// Reads ISO 8601 date-time text with an optional offset (`2024-05-07T09:33:04+08:00`,
     /// `2024-05-07T09:33:04.5Z`, `2024-05-07T09:33:04`), checking the date against `years`.
-    static func parse(iso text: String, years: ClosedRange<Int>) -> (wall: Parsed, offset: ParsedOffset) {
+    package static func parse(iso text: String, years: ClosedRange<Int>) -> (wall: Parsed, offset: ParsedOffset) {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let scalars = Array(trimmed.unicodeScalars)
         // The offset starts at a Z, + or - after the time of day (index 19 onward).
@@ -153,7 +153,7 @@ struct LocalDateTime: Sendable, Equatable {
     }
 
     /// Why this value is not a real moment, or nil when it is one.
-    func calendarProblem(years: ClosedRange<Int>) -> String? {
+    package func calendarProblem(years: ClosedRange<Int>) -> String? {
         if !years.contains(year) {
             return "year \(year) outside \(years.lowerBound)...\(years.upperBound)"
         }
@@ -170,14 +170,14 @@ struct LocalDateTime: Sendable, Equatable {
     /// Milliseconds from the digits of a fraction (`"345"` → 345, `"3"` → 300, `"123456"` → 123),
     /// or nil when the text is not all digits. Extra digits are truncated, not rounded, so that a
     /// time never moves into the next second.
-    static func milliseconds(fromDigits digits: String) -> Int? {
+    package static func milliseconds(fromDigits digits: String) -> Int? {
         guard !digits.isEmpty, digits.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) }) else { return nil }
         let padded = (digits + "00").prefix(3)
         return Int(padded)
     }
 
     /// The outcome of reading a UTC offset text.
-    enum ParsedOffset: Equatable {
+    package enum ParsedOffset: Equatable {
         case absent
         case invalid(String)
         case valid(Int)
@@ -185,7 +185,7 @@ struct LocalDateTime: Sendable, Equatable {
 
     /// Reads a UTC offset: `+08:00`, `-05:30`, `+0545`, `+08` or `Z`, and checks that some place
     /// on Earth uses it.
-    static func parseOffset(_ text: String) -> ParsedOffset {
+    package static func parseOffset(_ text: String) -> ParsedOffset {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed.isEmpty || trimmed.allSatisfy({ $0 == ":" || $0 == " " }) { return .absent }
         if trimmed == "Z" { return .valid(0) }
@@ -214,12 +214,17 @@ struct LocalDateTime: Sendable, Equatable {
     }
 
     /// Whether an offset is one that some place on Earth uses (UTC−12:00 … UTC+14:00).
-    static func isPlausibleOffset(_ seconds: Int) -> Bool {
-        (MetadataLimits.minimumOffsetSeconds...MetadataLimits.maximumOffsetSeconds).contains(seconds)
+    package static func isPlausibleOffset(_ seconds: Int) -> Bool {
+        (minimumOffsetSeconds...maximumOffsetSeconds).contains(seconds)
     }
 
+    /// The most western UTC offset in use (Baker Island, UTC−12:00), in seconds.
+    static let minimumOffsetSeconds = -12 * 3600
+    /// The most eastern UTC offset in use (Kiribati, UTC+14:00), in seconds.
+    static let maximumOffsetSeconds = 14 * 3600
+
     /// `+08:00`-style text for an offset in seconds.
-    static func offsetString(_ seconds: Int) -> String {
+    package static func offsetString(_ seconds: Int) -> String {
         let sign = seconds < 0 ? "-" : "+"
         let magnitude = abs(seconds)
         return sign + padded(magnitude / 3600, 2) + ":" + padded(magnitude / 60 % 60, 2)

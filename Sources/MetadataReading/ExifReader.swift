@@ -2,10 +2,10 @@ import CEXIF
 
 /// Parses an EXIF block with libexif and copies its entries into an `ExifTags` value, so that no
 /// libexif memory outlives the call.
-enum ExifReader {
+package enum ExifReader {
     /// The entries of `original` (which starts with `Exif\0\0`), or nil when libexif could not be
     /// set up, and libexif's complaints about corrupt data as warnings.
-    static func read(_ original: [UInt8]) -> (tags: ExifTags?, warnings: [String]) {
+    package static func read(_ original: [UInt8]) -> (tags: ExifTags?, warnings: [String]) {
         var warnings: [String] = []
         var block = original
         var hasGPSPointer = false

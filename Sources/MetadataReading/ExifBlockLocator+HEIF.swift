@@ -4,7 +4,7 @@ extension ExifBlockLocator {
     /// The EXIF item of a HEIF file's primary image, read through libheif (which checks every
     /// box and item length), given the `Exif\0\0` header so the same reader as JPEG's APP1
     /// takes it. A file libheif cannot open has no EXIF read, with a warning.
-    static func heif(_ bytes: [UInt8], maxBytes: Int) -> Found {
+    package static func heif(_ bytes: [UInt8], maxBytes: Int) -> Found {
         var out: UnsafeMutablePointer<UInt8>?
         var length = 0
         var status = dr_heif_status()

@@ -10,7 +10,7 @@
 /// composes it. libexif keeps the MakerNote's bytes but not where they were in the block, and
 /// Canon's entries point into the whole TIFF data, so the note is found here by walking the
 /// block's own directories (IFD0, then the Exif IFD's tag 0x927C).
-struct MakerNoteZone: Equatable, Sendable {
+package struct MakerNoteZone: Equatable, Sendable {
     /// Which maker's note said it ("Canon", "Nikon").
     var maker: String
     /// The zone in minutes east of UTC, without daylight saving.
@@ -19,11 +19,11 @@ struct MakerNoteZone: Equatable, Sendable {
     var daylightMinutes: Int
 
     /// The camera clock's UTC offset in seconds.
-    var offsetSeconds: Int { (zoneMinutes + daylightMinutes) * 60 }
+    package var offsetSeconds: Int { (zoneMinutes + daylightMinutes) * 60 }
 
     /// The zone of the maker note in `block` (which starts with `Exif\0\0`), or nil when the
     /// camera is not one whose note is read, the note has no zone, or it is malformed.
-    static func read(block: [UInt8], make: String?) -> MakerNoteZone? {
+    package static func read(block: [UInt8], make: String?) -> MakerNoteZone? {
         guard let make = make?.lowercased(), let tiff = TIFFReader(block, start: 6),
               let ifd0 = tiff.u32(4),
               let exifPointer = tiff.entries(at: ifd0).first(where: { $0.tag == 0x8769 }),

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The image file directories of an EXIF block, numbered as libexif numbers them.
-enum ExifDirectory: Int, Sendable, CaseIterable {
+package enum ExifDirectory: Int, Sendable, CaseIterable {
     case ifd0 = 0
     case ifd1 = 1
     case exif = 2
@@ -11,39 +11,39 @@ enum ExifDirectory: Int, Sendable, CaseIterable {
 
 /// Tag numbers read by this module. Numbers rather than libexif's names because libexif does not
 /// name every one of them (the GPS tags are macros, the offset tags are recent).
-enum ExifTagNumber {
-    static let make: UInt16 = 0x010F
-    static let model: UInt16 = 0x0110
-    static let orientation: UInt16 = 0x0112
-    static let dateTime: UInt16 = 0x0132
-    static let dateTimeOriginal: UInt16 = 0x9003
-    static let dateTimeDigitized: UInt16 = 0x9004
-    static let offsetTime: UInt16 = 0x9010
-    static let offsetTimeOriginal: UInt16 = 0x9011
-    static let offsetTimeDigitized: UInt16 = 0x9012
-    static let subSecTime: UInt16 = 0x9290
-    static let subSecTimeOriginal: UInt16 = 0x9291
-    static let subSecTimeDigitized: UInt16 = 0x9292
-    static let gpsLatitudeRef: UInt16 = 0x0001
-    static let gpsLatitude: UInt16 = 0x0002
-    static let gpsLongitudeRef: UInt16 = 0x0003
-    static let gpsLongitude: UInt16 = 0x0004
-    static let gpsAltitudeRef: UInt16 = 0x0005
-    static let gpsAltitude: UInt16 = 0x0006
-    static let gpsTimeStamp: UInt16 = 0x0007
-    static let gpsDateStamp: UInt16 = 0x001D
-    static let gpsHPositioningError: UInt16 = 0x001F
+package enum ExifTagNumber {
+    package static let make: UInt16 = 0x010F
+    package static let model: UInt16 = 0x0110
+    package static let orientation: UInt16 = 0x0112
+    package static let dateTime: UInt16 = 0x0132
+    package static let dateTimeOriginal: UInt16 = 0x9003
+    package static let dateTimeDigitized: UInt16 = 0x9004
+    package static let offsetTime: UInt16 = 0x9010
+    package static let offsetTimeOriginal: UInt16 = 0x9011
+    package static let offsetTimeDigitized: UInt16 = 0x9012
+    package static let subSecTime: UInt16 = 0x9290
+    package static let subSecTimeOriginal: UInt16 = 0x9291
+    package static let subSecTimeDigitized: UInt16 = 0x9292
+    package static let gpsLatitudeRef: UInt16 = 0x0001
+    package static let gpsLatitude: UInt16 = 0x0002
+    package static let gpsLongitudeRef: UInt16 = 0x0003
+    package static let gpsLongitude: UInt16 = 0x0004
+    package static let gpsAltitudeRef: UInt16 = 0x0005
+    package static let gpsAltitude: UInt16 = 0x0006
+    package static let gpsTimeStamp: UInt16 = 0x0007
+    package static let gpsDateStamp: UInt16 = 0x001D
+    package static let gpsHPositioningError: UInt16 = 0x001F
     /// The pointer from IFD0 to the GPS IFD.
     static let gpsInfoPointer: UInt16 = 0x8825
 }
 
 /// A TIFF rational (unsigned or signed).
-struct ExifRational: Sendable, Equatable {
+package struct ExifRational: Sendable, Equatable {
     var numerator: Int64
     var denominator: Int64
 
     /// The value, or nil when the denominator is zero.
-    var value: Double? {
+    package var value: Double? {
         denominator == 0 ? nil : Double(numerator) / Double(denominator)
     }
 }
@@ -57,13 +57,13 @@ struct ExifEntryValue: Sendable, Equatable {
 
 /// The entries of an EXIF block, copied out of libexif, with typed access in the block's byte
 /// order. Pure Swift so that everything after the C call can be tested without C.
-struct ExifTags: Sendable, Equatable {
+package struct ExifTags: Sendable, Equatable {
     /// Motorola (big-endian) byte order; Intel otherwise.
     var bigEndian: Bool
     var directories: [ExifDirectory: [UInt16: ExifEntryValue]] = [:]
     /// Whether IFD0 points to a GPS IFD (libexif drops the pointer, so it is read separately; it
     /// tells an empty GPS IFD from no GPS IFD).
-    var hasGPSPointer = false
+    package var hasGPSPointer = false
 
     /// TIFF field types.
     enum Format {
@@ -80,7 +80,7 @@ struct ExifTags: Sendable, Equatable {
     }
 
     /// Whether a directory holds any entry.
-    func isEmpty(_ directory: ExifDirectory) -> Bool {
+    package func isEmpty(_ directory: ExifDirectory) -> Bool {
         directories[directory]?.isEmpty ?? true
     }
 
@@ -89,7 +89,7 @@ struct ExifTags: Sendable, Equatable {
     }
 
     /// A text value, cut at its first NUL and trimmed of spaces; nil when absent or blank.
-    func string(_ tag: UInt16, in directory: ExifDirectory) -> String? {
+    package func string(_ tag: UInt16, in directory: ExifDirectory) -> String? {
         guard let entry = entry(tag, in: directory),
               entry.format == Format.ascii || entry.format == Format.undefined || entry.format == Format.byte
         else { return nil }
@@ -100,7 +100,7 @@ struct ExifTags: Sendable, Equatable {
     }
 
     /// Integer values of a BYTE, SHORT or LONG (or signed) entry; nil when absent or of another type.
-    func integers(_ tag: UInt16, in directory: ExifDirectory) -> [Int64]? {
+    package func integers(_ tag: UInt16, in directory: ExifDirectory) -> [Int64]? {
         guard let entry = entry(tag, in: directory) else { return nil }
         let width: Int
         switch entry.format {
@@ -121,7 +121,7 @@ struct ExifTags: Sendable, Equatable {
     }
 
     /// Rational values of a RATIONAL or SRATIONAL entry; nil when absent or of another type.
-    func rationals(_ tag: UInt16, in directory: ExifDirectory) -> [ExifRational]? {
+    package func rationals(_ tag: UInt16, in directory: ExifDirectory) -> [ExifRational]? {
         guard let entry = entry(tag, in: directory),
               entry.format == Format.rational || entry.format == Format.srational
         else { return nil }
@@ -143,7 +143,7 @@ struct ExifTags: Sendable, Equatable {
     /// text, in order, as ExifTool reads them: some phones (HTC's among them) store GPS
     /// coordinates as text such as "47 21 15.06". Nil when absent, of another type, or holding
     /// no number.
-    func rationalsOrText(_ tag: UInt16, in directory: ExifDirectory) -> (values: [ExifRational], fromText: Bool)? {
+    package func rationalsOrText(_ tag: UInt16, in directory: ExifDirectory) -> (values: [ExifRational], fromText: Bool)? {
         if let values = rationals(tag, in: directory) { return (values, false) }
         guard let text = string(tag, in: directory) else { return nil }
         let numbers = Self.decimalNumbers(in: text)
