@@ -1,7 +1,6 @@
 import Catalog
 import Failures
 import Imaging
-import PhotoMetadata
 import Storage
 
 /// Why a photo could not be processed, what kind of failure it is, and whether trying again

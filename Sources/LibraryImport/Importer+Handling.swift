@@ -2,7 +2,6 @@ import Catalog
 import CatalogImports
 import Foundation
 import Logging
-import PhotoMetadata
 import Ingest
 import Storage
 

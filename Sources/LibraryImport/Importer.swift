@@ -3,7 +3,6 @@ import CatalogImports
 import Foundation
 import Imaging
 import Logging
-import PhotoMetadata
 #if canImport(Glibc)
 import Glibc
 import Ingest

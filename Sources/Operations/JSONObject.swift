@@ -1,6 +1,5 @@
 import Foundation
 import JSONValues
-import PhotoMetadata
 
 /// A JSON object given by a caller (an HTTP request's body), read field by field: unknown keys
 /// are refused, and every problem is a `FieldError` naming its key.

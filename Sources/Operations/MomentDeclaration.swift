@@ -1,6 +1,5 @@
 import Foundation
 import Moments
-import PhotoMetadata
 
 /// A moment as the backend declares it (`darkroom moments create`, `POST /v1/moments`): times as
 /// ISO 8601 text, visibility as a word, checked into a `Moment` for `Catalog.declareMoment`.
