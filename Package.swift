@@ -183,10 +183,28 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
+        // What `darkroom serve` says of itself: the counters and histograms of `/metrics` in the
+        // Prometheus text format, the process's resources, request ids, the readiness checks' threads.
+        .target(name: "ServiceObservability", dependencies: [
+            "BucketStorage", "BuildInfo", "Catalog", "Failures", "ObjectStorage", "Storage",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ]),
+        // The channel handlers that protect `serve` from hostile or slow clients: connections per
+        // client, the request head's timeout, a request's deadline and rate, `100-continue`.
+        .target(name: "ConnectionDefences", dependencies: [
+            "ServiceObservability",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ]),
         // `darkroom serve`: the backend's upload hook and read API over HTTP.
         .target(name: "HTTPService", dependencies: [
-            "BuildInfo", "Catalog", "Failures", "Imaging", "Ingest", "JSONValues", "Moments", "Operations", "PhotoMetadata", "ServiceSettings",
-            "LifecycleServices", "Multipart", "Settings", "Storage", "Terminal", "Webhooks", "BucketStorage", "ObjectStorage",
+            "Catalog", "Failures", "Imaging", "Ingest", "JSONValues", "Moments", "Operations",
+            "LifecycleServices", "Multipart", "Settings", "Storage", "Terminal", "Webhooks", "BucketStorage",
+            "ConnectionDefences", "ServiceObservability",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
@@ -264,7 +282,7 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "HTTPServiceTests", dependencies: [
-            "BucketStorage", "ChildProcesses", "HTTPService", "Catalog", "Failures", "Ingest", "ServiceSettings", "Settings", "Storage", "PostgresCatalog", "PostgresHarness",
+            "BucketStorage", "ChildProcesses", "HTTPService", "ServiceObservability", "Catalog", "Failures", "Ingest", "ServiceSettings", "Settings", "Storage", "PostgresCatalog", "PostgresHarness",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "GRDB", package: "GRDB.swift"),

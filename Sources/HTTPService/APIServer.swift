@@ -1,4 +1,5 @@
 import Catalog
+import ConnectionDefences
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -6,6 +7,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
+import ServiceObservability
 import Synchronization
 import Webhooks
 import Ingest

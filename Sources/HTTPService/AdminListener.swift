@@ -1,3 +1,4 @@
+import ConnectionDefences
 import Hummingbird
 import HummingbirdCore
 import Logging

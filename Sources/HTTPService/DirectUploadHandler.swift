@@ -4,6 +4,7 @@ import Hummingbird
 import Imaging
 import JSONValues
 import Operations
+import ServiceObservability
 
 /// `POST /v1/uploads/presign` and `POST /v1/uploads/{id}/complete`: uploads whose bytes go from
 /// the client straight to the bucket, never through this server. Only with the library in a

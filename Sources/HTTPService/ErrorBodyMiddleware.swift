@@ -1,6 +1,7 @@
 import Hummingbird
 import Logging
 import NIOHTTP1
+import ServiceObservability
 
 /// Gives every request an id (`RequestID`, sent back in the `X-Request-Id` header) and turns
 /// every error of the routes below it into a JSON answer, `{"error": "...", "request_id": "..."}`

@@ -1,6 +1,7 @@
 import BucketStorage
 import Catalog
 import Foundation
+import ServiceObservability
 import Storage
 import Hummingbird
 

@@ -1,4 +1,5 @@
 import Hummingbird
+import ServiceObservability
 
 /// Counts every finished request in `ServiceMetrics`, labelled by its route pattern (never the
 /// raw path, so that ids do not make a label each).

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import NIOPosix
 import Operations
+import ServiceObservability
 import Settings
 import Storage
 import Synchronization

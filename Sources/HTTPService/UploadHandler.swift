@@ -1,5 +1,6 @@
 import Catalog
 import Foundation
+import ServiceObservability
 import Storage
 import Imaging
 import Hummingbird

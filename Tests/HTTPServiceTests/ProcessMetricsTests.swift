@@ -3,6 +3,7 @@ import Failures
 import Foundation
 import Testing
 @testable import HTTPService
+@testable import ServiceObservability
 import Storage
 
 /// `/metrics`' per-process figures: `process_*` in Prometheus' own names, read from `/proc/self`,

@@ -3,6 +3,7 @@ import NIOPosix
 import Synchronization
 import Testing
 @testable import HTTPService
+@testable import ServiceObservability
 
 /// `/healthz/ready`'s checks run on threads of their own, bounded in time, one of a kind at once.
 @Suite("Readiness probes")

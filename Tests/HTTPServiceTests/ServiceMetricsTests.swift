@@ -5,6 +5,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import HTTPService
+@testable import ServiceObservability
 import Ingest
 import Storage
 

@@ -1,14 +1,15 @@
 import Logging
 import NIOCore
+import ServiceObservability
 import Synchronization
 
 /// The connections open from each client address, shared by every connection of a listener.
-final class ClientConnections: Sendable {
+package final class ClientConnections: Sendable {
     /// Connections one address may hold at once (`server.max_connections_per_client`).
     let limit: Int
     private let open = Mutex<[String: Int]>([:])
 
-    init(limit: Int) {
+    package init(limit: Int) {
         self.limit = limit
     }
 
@@ -39,24 +40,24 @@ final class ClientConnections: Sendable {
 /// Closes a connection as soon as it is accepted when its client address already holds
 /// `ClientConnections.limit` connections, so that one client cannot take every connection of
 /// `server.max_connections`; counts the others until they close.
-final class ClientConnectionLimit: ChannelInboundHandler, RemovableChannelHandler {
+package final class ClientConnectionLimit: ChannelInboundHandler, RemovableChannelHandler {
     // Never unwrapped: what is read passes through as it is.
-    typealias InboundIn = Any
-    typealias InboundOut = Any
+    package typealias InboundIn = Any
+    package typealias InboundOut = Any
 
     private let connections: ClientConnections
     private let logger: Logger
-    private let metrics: ServiceMetrics?
+    private let metrics: (any ConnectionCutRecorder)?
     /// The address counted for this connection, until it is released.
     private var counted: String?
 
-    init(connections: ClientConnections, logger: Logger, metrics: ServiceMetrics?) {
+    package init(connections: ClientConnections, logger: Logger, metrics: (any ConnectionCutRecorder)?) {
         self.connections = connections
         self.logger = logger
         self.metrics = metrics
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
+    package func handlerAdded(context: ChannelHandlerContext) {
         // The connection is active by the time Hummingbird adds its handlers.
         guard let address = context.channel.remoteAddress?.ipAddress else { return }
         if connections.admit(address) {
@@ -69,12 +70,12 @@ final class ClientConnectionLimit: ChannelInboundHandler, RemovableChannelHandle
         }
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         release()
         context.fireChannelInactive()
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    package func handlerRemoved(context: ChannelHandlerContext) {
         release()
     }
 

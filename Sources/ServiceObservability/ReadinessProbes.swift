@@ -13,14 +13,17 @@ import Synchronization
 /// hung mount holds one thread however often the probe asks, and the pool (one thread a kind)
 /// always has a thread for the other kinds. A request that gives up leaves nothing behind: it
 /// looks at the check's outcome every few milliseconds rather than awaiting it.
-final class ReadinessProbes: Sendable {
+package final class ReadinessProbes: Sendable {
     /// The kinds of check: one thread each.
     static let kinds = 3
     /// How often a waiting request looks at its check's outcome.
     static let pollMilliseconds = 5
 
-    let pool = NIOThreadPool(numberOfThreads: ReadinessProbes.kinds)
+    package let pool = NIOThreadPool(numberOfThreads: ReadinessProbes.kinds)
     private let inFlight = Mutex<[String: Check]>([:])
+
+    /// Probes with no check in flight; `pool` is started by its owner.
+    package init() {}
 
     /// One check in flight and, once it has ended, its outcome.
     private final class Check: Sendable {
@@ -31,8 +34,8 @@ final class ReadinessProbes: Sendable {
     /// for it: its outcome, or nil when it did not end in time (it goes on, and a later request
     /// sees its outcome). The check's task runs on `executor` (the admin listener's event loop
     /// for its requests).
-    func check(_ kind: String, within seconds: Double, on executor: (any TaskExecutor)?,
-               _ body: @escaping @Sendable () throws -> Void) async -> Result<Void, any Error>? {
+    package func check(_ kind: String, within seconds: Double, on executor: (any TaskExecutor)?,
+                       _ body: @escaping @Sendable () throws -> Void) async -> Result<Void, any Error>? {
         let pool = pool
         let check = inFlight.withLock { running -> Check in
             if let check = running[kind] { return check }

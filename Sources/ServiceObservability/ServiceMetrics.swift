@@ -4,8 +4,6 @@ import Catalog
 import Failures
 import Foundation
 import Synchronization
-import Webhooks
-import Ingest
 import ObjectStorage
 import Storage
 
@@ -73,15 +71,14 @@ public final class ServiceMetrics: Sendable {
     }
 
     /// One photo this process's workers finished: its outcome, the category of its failure and
-    /// the seconds from claim to commit. A photo that is an upload this process accepted also
-    /// ends that upload (`recordUploadEnded`).
-    public func recordPhoto(sourceName: String, outcome: JobRecord.Outcome, failure: FailureCategory? = nil, seconds: Double) {
+    /// the seconds from claim to commit. (`HTTPService`'s `recordPhoto(sourceName:...)` also ends
+    /// the upload the photo was: which spool names are uploads is its business.)
+    package func recordPhoto(outcome: JobRecord.Outcome, failure: FailureCategory? = nil, seconds: Double) {
         state.withLock { state in
             state.photos[outcome, default: 0] += 1
             if outcome == .failed { state.photoFailures[failure?.rawValue ?? "", default: 0] += 1 }
             state.photoDurations.observe(seconds)
         }
-        if let id = SpoolOutcomeWatcher.uploadID(ofSpoolName: sourceName) { recordUploadEnded(id: id) }
     }
 
     /// Upload `id` is done, a duplicate or failed, as this process saw it (its workers finished
@@ -237,6 +234,13 @@ public final class ServiceMetrics: Sendable {
     }
 }
 
+extension ServiceMetrics: ConnectionCutRecorder {
+    /// One connection closed by the server before its client finished sending.
+    package func recordConnectionCut(_ reason: ConnectionCut) {
+        state.withLock { $0.connectionsCut[reason, default: 0] += 1 }
+    }
+}
+
 extension ServiceMetrics {
     /// What this process counted, behind the mutex.
     struct State: Sendable {
@@ -261,23 +265,6 @@ extension ServiceMetrics {
         var pictures: Int
         var webhooks: WebhookStatistics
         var at: Date
-    }
-
-    /// Why the server closed a connection that had not finished sending.
-    enum ConnectionCut: String, CaseIterable, Sendable {
-        /// Past `server.max_connections_per_client`, closed as soon as accepted.
-        case perClient = "per_client"
-        /// A request still arriving after `server.request_deadline_seconds`.
-        case deadline
-        /// A body slower than `server.min_bytes_per_second`.
-        case rate
-        /// Still sending after `server.stop_grace_seconds` of a stop.
-        case stop
-    }
-
-    /// One connection closed by the server before its client finished sending.
-    func recordConnectionCut(_ reason: ConnectionCut) {
-        state.withLock { $0.connectionsCut[reason, default: 0] += 1 }
     }
 
     struct RequestKey: Hashable, Comparable, Sendable {

@@ -7,19 +7,19 @@ import NIOCore
 /// and sends nothing, or its headers a byte at a time (slowloris), is cut after `timeout`
 /// instead of holding a socket for ever; later requests on a kept-alive connection are bounded
 /// by the idle timeout, which every read restarts.
-final class RequestHeadTimeoutHandler: ChannelInboundHandler, RemovableChannelHandler {
+package final class RequestHeadTimeoutHandler: ChannelInboundHandler, RemovableChannelHandler {
     // Never unwrapped: only whether something was read matters.
-    typealias InboundIn = Any
-    typealias InboundOut = Any
+    package typealias InboundIn = Any
+    package typealias InboundOut = Any
 
     private let timeout: TimeAmount
     private var deadline: Scheduled<Void>?
 
-    init(timeout: TimeAmount) {
+    package init(timeout: TimeAmount) {
         self.timeout = timeout
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
+    package func handlerAdded(context: ChannelHandlerContext) {
         // The connection is active by the time Hummingbird adds its handlers.
         let channel = context.channel
         deadline = context.eventLoop.scheduleTask(in: timeout) {
@@ -27,12 +27,12 @@ final class RequestHeadTimeoutHandler: ChannelInboundHandler, RemovableChannelHa
         }
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    package func handlerRemoved(context: ChannelHandlerContext) {
         deadline?.cancel()
         deadline = nil
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if let deadline {
             deadline.cancel()
             self.deadline = nil
@@ -40,7 +40,7 @@ final class RequestHeadTimeoutHandler: ChannelInboundHandler, RemovableChannelHa
         context.fireChannelRead(data)
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         deadline?.cancel()
         deadline = nil
         context.fireChannelInactive()

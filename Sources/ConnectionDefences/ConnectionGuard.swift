@@ -4,40 +4,53 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import NIOHTTP1
+import ServiceObservability
 
 /// A request part as the HTTP/1 channel hands it to the handlers after the codec.
-typealias RequestPart = HTTP1Channel.Value.InboundPart
+package typealias RequestPart = HTTP1Channel.Value.InboundPart
 /// A response part as the handlers write it.
-typealias ResponsePart = HTTP1Channel.Value.OutboundPart
+package typealias ResponsePart = HTTP1Channel.Value.OutboundPart
 
 extension NIOAsyncChannel {
     // The part types by name, without depending on the package that declares them.
-    typealias InboundPart = Inbound
-    typealias OutboundPart = Outbound
+    package typealias InboundPart = Inbound
+    package typealias OutboundPart = Outbound
 }
 
 /// What bounds a request's arrival (`server.request_deadline_seconds`, `min_bytes_per_second`,
 /// `min_rate_grace_seconds`, `stop_grace_seconds`).
-struct ArrivalLimits: Sendable {
+package struct ArrivalLimits: Sendable {
     /// The longest a whole request (from its head to the end of its body) may take to arrive.
-    var deadline: TimeAmount
+    package var deadline: TimeAmount
     /// The slowest average rate of a body, in bytes per second of waiting for the client; 0: none.
-    var minBytesPerSecond: Int
+    package var minBytesPerSecond: Int
     /// The waiting time to which the rate does not apply.
-    var grace: TimeAmount
+    package var grace: TimeAmount
     /// On a stop, how long a request still arriving may go on.
-    var stopGrace: TimeAmount
+    package var stopGrace: TimeAmount
     /// After an answer that closes the connection, how long what the client still sends is
     /// read and dropped before the socket is closed: a client that is still sending its body
     /// when the socket closes would get a reset, and may lose the answer with it.
-    var linger: TimeAmount = .seconds(2)
+    package var linger: TimeAmount
     /// How often a request still arriving is looked at.
-    var tick: TimeAmount = .milliseconds(250)
+    package var tick: TimeAmount
+
+    package init(deadline: TimeAmount, minBytesPerSecond: Int, grace: TimeAmount, stopGrace: TimeAmount,
+                 linger: TimeAmount = .seconds(2), tick: TimeAmount = .milliseconds(250)) {
+        self.deadline = deadline
+        self.minBytesPerSecond = minBytesPerSecond
+        self.grace = grace
+        self.stopGrace = stopGrace
+        self.linger = linger
+        self.tick = tick
+    }
 }
 
 /// Asks the connection's `ConnectionGuard` to answer `Expect: 100-continue` now: the handler
 /// is about to read the body. Sent with `Channel.triggerUserOutboundEvent`.
-struct SendContinue: Sendable {}
+package struct SendContinue: Sendable {
+    package init() {}
+}
 
 /// Guards one HTTP/1 connection, between the codec and the application:
 ///
@@ -52,11 +65,11 @@ struct SendContinue: Sendable {}
 ///   (`SendContinue`); a request answered before that gets its final status alone.
 /// - A request head the parser refuses (too long, malformed) is answered 400 with the JSON
 ///   error body and a request id, then the connection closed.
-final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = RequestPart
-    typealias InboundOut = RequestPart
-    typealias OutboundIn = ResponsePart
-    typealias OutboundOut = ResponsePart
+package final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = RequestPart
+    package typealias InboundOut = RequestPart
+    package typealias OutboundIn = ResponsePart
+    package typealias OutboundOut = ResponsePart
 
     /// Where the current request is.
     private enum Phase {
@@ -70,7 +83,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let limits: ArrivalLimits
     private let logger: Logger
-    private let metrics: ServiceMetrics?
+    private let metrics: (any ConnectionCutRecorder)?
 
     private var phase = Phase.awaitingHead
     /// A final answer head has been written for the current request.
@@ -94,7 +107,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// When a stop was asked for: the request arriving then is cut `stopGrace` later.
     private var stopAt: NIODeadline?
 
-    init(limits: ArrivalLimits, logger: Logger, metrics: ServiceMetrics? = nil) {
+    package init(limits: ArrivalLimits, logger: Logger, metrics: (any ConnectionCutRecorder)? = nil) {
         self.limits = limits
         self.logger = logger
         self.metrics = metrics
@@ -102,7 +115,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     // MARK: Inbound
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !closing else { return }
         let now = NIODeadline.now()
         if let asked = readAskedAt {
@@ -128,7 +141,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelRead(data)
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+    package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent, stopAt == nil {
             stopAt = .now() + limits.stopGrace
             if phase == .receiving { startWatch(context: context) }
@@ -136,7 +149,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
         guard error is HTTPParserError else {
             context.fireErrorCaught(error)
             return
@@ -155,23 +168,23 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         stopWatch()
         context.fireChannelInactive()
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    package func handlerRemoved(context: ChannelHandlerContext) {
         stopWatch()
     }
 
     // MARK: Outbound
 
-    func read(context: ChannelHandlerContext) {
+    package func read(context: ChannelHandlerContext) {
         if phase == .receiving, readAskedAt == nil { readAskedAt = .now() }
         context.read()
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         guard !closing else {
             promise?.fail(ChannelError.outputClosed)
             return
@@ -204,7 +217,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+    package func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
         guard event is SendContinue else {
             context.triggerUserOutboundEvent(event, promise: promise)
             return
@@ -238,7 +251,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         let now = NIODeadline.now()
-        var reason: (ServiceMetrics.ConnectionCut, String)?
+        var reason: (ConnectionCut, String)?
         if let stopAt, now >= stopAt {
             reason = (.stop, "the server is stopping and the request was still arriving after server.stop_grace_seconds")
         } else if now - requestStarted > limits.deadline {
