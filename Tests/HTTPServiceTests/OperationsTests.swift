@@ -12,7 +12,7 @@ struct OperationsTests {
             let live = try await service.request(.GET, "/healthz")
             #expect(live.status == 200)
             #expect(try live.object()["status"] as? String == "ok")
-            let ready = try await service.request(.GET, "/healthz/ready")
+            let ready = try await Self.readiness(service)
             #expect(ready.status == 200, "\(ready.text)")
             #expect(try ready.object()["ready"] as? Bool == true)
         }
@@ -24,7 +24,7 @@ struct OperationsTests {
             let spool = service.configuration.spoolRoot
             try FileManager.default.moveItem(atPath: spool, toPath: spool + ".away")
             _ = FileManager.default.createFile(atPath: spool, contents: Data("not a directory".utf8))
-            let notReady = try await service.request(.GET, "/healthz/ready")
+            let notReady = try await Self.readiness(service)
             #expect(notReady.status == 503)
             let report = try notReady.object()
             #expect(report["ready"] as? Bool == false)
@@ -50,8 +50,22 @@ struct OperationsTests {
 
             try FileManager.default.removeItem(atPath: spool)
             try FileManager.default.moveItem(atPath: spool + ".away", toPath: spool)
-            #expect(try await service.request(.GET, "/healthz/ready").status == 200)
+            #expect(try await Self.readiness(service).status == 200)
         }
+    }
+
+    /// `/healthz/ready`, asked again (up to five times, half a second apart) while one of its
+    /// checks was only late: the bound is one second, which a machine running the whole suite
+    /// beside other test processes can miss. A check in flight is joined, not started again, so
+    /// the next answer carries its outcome; what these tests look at is each check's outcome,
+    /// and `readinessIsBoundedWhenTheBucketDoesNotAnswer` the bound.
+    static func readiness(_ service: TestService) async throws -> Answer {
+        var answer = try await service.request(.GET, "/healthz/ready")
+        for _ in 0..<5 where answer.text.contains("did not answer within") {
+            try await Task.sleep(for: .milliseconds(500))
+            answer = try await service.request(.GET, "/healthz/ready")
+        }
+        return answer
     }
 
     @Test("a bucket that never answers: readiness is 503 within the bound, naming the library, while the rest answers")
