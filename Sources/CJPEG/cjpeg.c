@@ -6,7 +6,9 @@
 #include "cdeadline.h"
 #include "fdct.h"
 #include "idct.h"
+#include "transforms.h"
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,24 @@
 
 #include <jpeglib.h>
 #include <jerror.h>
+
+/* ---- the AVX2 transforms' two questions (transforms.h) ---- */
+
+static int has_avx2;
+static pthread_once_t has_avx2_once = PTHREAD_ONCE_INIT;
+
+static void ask_for_avx2(void) { has_avx2 = __builtin_cpu_supports("avx2") ? 1 : 0; }
+
+int dr_jpeg_processor_has_avx2(void) {
+    pthread_once(&has_avx2_once, ask_for_avx2);
+    return has_avx2;
+}
+
+static _Thread_local int library_transforms_only = 0;
+
+void dr_jpeg_prefer_library_transforms(int on) { library_transforms_only = on ? 1 : 0; }
+
+int dr_jpeg_library_transforms_only(void) { return library_transforms_only; }
 
 /* libjpeg's error manager, extended with the jump target and the status to fill. */
 typedef struct {

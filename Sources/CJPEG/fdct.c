@@ -24,6 +24,7 @@
 /* jpegint.h's encoder internals (the forward DCT's method), before jpeglib.h comes in. */
 #define JPEG_INTERNALS
 #include "fdct.h"
+#include "transforms.h"
 
 #include <string.h>
 
@@ -52,10 +53,6 @@ typedef struct {
 
 enum { STATE_MAGIC = 0x46444354u };
 
-static _Thread_local int library_only = 0;
-
-void dr_jpeg_prefer_library_fdct(int on) { library_only = on ? 1 : 0; }
-
 /* jcdctmgr.c's compute_reciprocal for a divisor of 8 to 2,040 (a baseline table's value times 8). */
 static void reciprocal_of(uint16_t divisor, uint16_t *reciprocal, uint16_t *correction, uint16_t *scale) {
     int r = 16 + (31 - __builtin_clz(divisor));
@@ -78,7 +75,7 @@ static void reciprocal_of(uint16_t divisor, uint16_t *reciprocal, uint16_t *corr
 /* The state for `cinfo` (made and kept in client_data the first time), or NULL when the AVX2
  * build cannot serve it. */
 static forward_state *state_for(j_compress_ptr cinfo) {
-    if (library_only || !__builtin_cpu_supports("avx2")) return NULL;
+    if (dr_jpeg_library_transforms_only() || !dr_jpeg_processor_has_avx2()) return NULL;
     forward_state *state = (forward_state *)cinfo->client_data;
     if (state != NULL) return state->magic == STATE_MAGIC ? state : NULL;
     if (cinfo->dct_method != JDCT_ISLOW || cinfo->data_precision != 8 || cinfo->fdct == NULL) return NULL;

@@ -8,7 +8,7 @@
 
 /* After jpeg_start_compress: puts the AVX2 build in place of libjpeg-turbo's forward DCT method
  * (the islow transform, then its quantisation), unless the processor lacks AVX2, the thread asked
- * for the library's (dr_jpeg_prefer_library_fdct), a table is outside baseline JPEG's 1...255, or
+ * for the library's (dr_jpeg_prefer_library_transforms), a table is outside baseline JPEG's 1...255, or
  * the check blocks disagree with the library's own method. Uses cinfo->client_data. */
 void dr_jpeg_use_avx2_fdct(j_compress_ptr cinfo);
 

@@ -29,6 +29,7 @@
 /* jpegint.h's decoder internals (the inverse DCT's method table), before jpeglib.h comes in. */
 #define JPEG_INTERNALS
 #include "idct.h"
+#include "transforms.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -498,16 +499,12 @@ DR_AVX2 static void idct_12x12_avx2(j_decompress_ptr cinfo, jpeg_component_info 
 
 /* ---- choosing and checking ---- */
 
-static _Thread_local int library_only = 0;
-
-void dr_jpeg_prefer_library_idct(int on) { library_only = on ? 1 : 0; }
-
 static int usable;
 static pthread_once_t usable_once = PTHREAD_ONCE_INIT;
 
 static void decide_usable(void) {
     /* The quantisation table is read as 16-bit multipliers: libjpeg-turbo's type when built with SIMD. */
-    usable = __builtin_cpu_supports("avx2") && sizeof(MULTIPLIER) == 2;
+    usable = dr_jpeg_processor_has_avx2() && sizeof(MULTIPLIER) == 2;
     if (usable) prepare_weights();
 }
 
@@ -581,7 +578,7 @@ long dr_idct_compare(j_decompress_ptr cinfo, int component, uint32_t seed, long 
 }
 
 void dr_jpeg_use_avx2_idct(j_decompress_ptr cinfo) {
-    if (library_only || !avx2_usable()) return;
+    if (dr_jpeg_library_transforms_only() || !avx2_usable()) return;
     for (int ci = 0; ci < cinfo->num_components; ci++) {
         const inverse_DCT_method_ptr ours = replacement_for(cinfo->idct->inverse_DCT[ci]);
         if (ours != NULL && dr_idct_compare(cinfo, ci, 0x9E3779B9u, 16, 0) == 0) cinfo->idct->inverse_DCT[ci] = ours;

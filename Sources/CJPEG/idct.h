@@ -8,7 +8,7 @@
 
 /* After jpeg_start_decompress: puts the AVX2 builds in place of libjpeg's 3x3, 5x5, 6x6 and 10x10
  * inverse DCTs for the components that use them, unless the processor lacks AVX2, the thread asked for the
- * library's (dr_jpeg_prefer_library_idct), or a component's check blocks disagree. */
+ * library's (dr_jpeg_prefer_library_transforms), or a component's check blocks disagree. */
 void dr_jpeg_use_avx2_idct(j_decompress_ptr cinfo);
 
 /* Runs `blocks` generated blocks through the component's library IDCT and its AVX2 build and counts

@@ -65,17 +65,11 @@ enum JPEGCodec {
     /// inverse DCTs.
     static var hasAVX2InverseDCT: Bool { dr_jpeg_avx2_idct_available() != 0 }
 
-    /// Runs `body` with this thread's decodes on libjpeg-turbo's own inverse DCTs (for comparison).
-    static func withLibraryInverseDCT<T>(_ body: () throws -> T) rethrows -> T {
-        dr_jpeg_prefer_library_idct(1)
-        defer { dr_jpeg_prefer_library_idct(0) }
-        return try body()
-    }
-
-    /// Runs `body` with this thread's encodes on libjpeg-turbo's own forward DCT method (for comparison).
-    static func withLibraryForwardDCT<T>(_ body: () throws -> T) rethrows -> T {
-        dr_jpeg_prefer_library_fdct(1)
-        defer { dr_jpeg_prefer_library_fdct(0) }
+    /// Runs `body` with this thread's decodes and encodes on libjpeg-turbo's own transforms (the
+    /// inverse DCTs, the forward DCT and quantisation), for comparison with the AVX2 builds.
+    static func withLibraryTransforms<T>(_ body: () throws -> T) rethrows -> T {
+        dr_jpeg_prefer_library_transforms(1)
+        defer { dr_jpeg_prefer_library_transforms(0) }
         return try body()
     }
 

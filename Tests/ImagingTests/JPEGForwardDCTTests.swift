@@ -33,7 +33,7 @@ struct JPEGForwardDCTTests {
             let qualities = item.name.hasPrefix("noise") ? [1, 10, 50, 82, 95, 100] : [80, 85]
             for quality in qualities {
                 let progressive = index % 3 == 0
-                let library = try JPEGCodec.withLibraryForwardDCT {
+                let library = try JPEGCodec.withLibraryTransforms {
                     try JPEGCodec.encode(item.raster, quality: quality, iccProfile: nil, progressive: progressive, optimize: false,
                                          variant: "test")
                 }

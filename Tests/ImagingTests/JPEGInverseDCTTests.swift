@@ -31,7 +31,7 @@ struct JPEGInverseDCTTests {
         var compared = 0, withAVX2 = 0
         for photo in try Self.photos() {
             // A file libjpeg refuses is refused either way; that is the decoding tests' concern.
-            guard let (_, library) = try? JPEGCodec.withLibraryInverseDCT({
+            guard let (_, library) = try? JPEGCodec.withLibraryTransforms({
                 try JPEGCodec.decode(photo.bytes, scaleNumerator: scale, pixelLimit: 100_000_000)
             }) else { continue }
             let (_, chosen) = try JPEGCodec.decode(photo.bytes, scaleNumerator: scale, pixelLimit: 100_000_000)

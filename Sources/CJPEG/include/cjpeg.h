@@ -113,17 +113,13 @@ int dr_jpeg_encode(const uint8_t *rgb, int width, int height, size_t stride, int
 void dr_jpeg_free(void *pointer);
 
 /// Where the processor has AVX2, decodes at 3/8, 5/8 and 6/8 run AVX2 builds of libjpeg-turbo's
-/// 3x3, 5x5, 6x6 and 10x10 inverse DCTs, bit for bit the library's (idct.c). With `on`, this
-/// thread's decodes use the library's own functions instead: the tests compare the two.
-void dr_jpeg_prefer_library_idct(int on);
+/// 3x3, 5x5, 6x6, 10x10 and 12x12 inverse DCTs (idct.c), and encodes an AVX2 build of its forward
+/// DCT and quantisation (fdct.c), each bit for bit the library's. With `on`, this thread's decodes
+/// and encodes use the library's own transforms instead: the tests compare the two.
+void dr_jpeg_prefer_library_transforms(int on);
 
 /// 1 where this processor and libjpeg build take the AVX2 inverse DCTs, else 0.
 int dr_jpeg_avx2_idct_available(void);
-
-/// Where the processor has AVX2, encodes run an AVX2 build of libjpeg-turbo's forward DCT and
-/// quantisation, bit for bit the library's (fdct.c). With `on`, this thread's encodes use the
-/// library's own method instead: the tests compare the two.
-void dr_jpeg_prefer_library_fdct(int on);
 
 /// For the tests: sets up an encoder at `quality` (with `random_tables`, tables drawn from
 /// `seed`, values 1...255 and 1...40) and runs `blocks` generated sample blocks of each of its
