@@ -14,26 +14,18 @@ struct TIFFStructure {
     static let neutralTag = 0xFFFF
 
     private(set) var block: [UInt8]
-    private let bigEndian: Bool
     private let ifd0: Int
 
     /// The structure of `block`, or nil when it has no valid TIFF header.
     init?(_ block: [UInt8]) {
         self.block = block
-        let t = Self.tiffStart
-        guard block.count >= t + 8 else { return nil }
-        switch (block[t], block[t + 1]) {
-        case (0x4D, 0x4D): bigEndian = true
-        case (0x49, 0x49): bigEndian = false
-        default: return nil
-        }
-        guard let offset = Self.read(block, bigEndian: bigEndian, at: t + 4, width: 4) else { return nil }
+        guard let reader = Self.reader(of: block), let offset = reader.u32(4) else { return nil }
         ifd0 = offset
     }
 
     /// Whether IFD0 has a GPS IFD pointer.
     var hasGPSPointer: Bool {
-        entries(at: ifd0).contains { $0.tag == 0x8825 }
+        entries(at: ifd0).contains { $0.tag == Int(ExifTagNumber.gpsInfoPointer) }
     }
 
     /// Renames sub-IFD and thumbnail pointers of IFD0 and the Exif IFD that point past the data
@@ -47,7 +39,7 @@ struct TIFFStructure {
         }
         for (name, offset) in directories {
             for entry in entries(at: offset) where Self.pointerTags.contains(entry.tag) && entry.value >= visible {
-                write(Self.neutralTag, at: entry.position)
+                write(Self.neutralTag, at: Self.tiffStart + entry.position)
                 warnings.append("EXIF: \(name) entry 0x\(String(entry.tag, radix: 16)) points to offset \(entry.value), "
                                 + "past the end of the EXIF data (\(visible) bytes); ignored")
             }
@@ -55,35 +47,26 @@ struct TIFFStructure {
         return warnings
     }
 
-    /// The entries (tag, value as a LONG, absolute position) of the directory at a TIFF offset,
-    /// as many as are really present.
+    /// A reader of the block's TIFF data. libexif reads every entry a directory has room for,
+    /// so no count is refused here (a count is 16 bits).
+    private static func reader(of block: [UInt8]) -> TIFFReader? {
+        TIFFReader(block, start: tiffStart, maximumEntries: Int(UInt16.max))
+    }
+
+    /// The entries (tag, value as a LONG, TIFF offset of the entry) of the directory at a TIFF
+    /// offset, as many as are really present.
     private func entries(at offset: Int) -> [(tag: Int, value: Int, position: Int)] {
-        let start = Self.tiffStart + offset
-        guard offset >= 0, let count = read(start, 2) else { return [] }
+        guard let reader = Self.reader(of: block) else { return [] }
         var result: [(tag: Int, value: Int, position: Int)] = []
-        // Each entry: tag (2), type (2), count (4), value or offset (4).
-        for index in 0..<count {
-            let position = start + 2 + index * 12
-            guard let tag = read(position, 2), let value = read(position + 8, 4) else { break }
-            result.append((tag, value, position))
+        for entry in reader.entries(at: offset) {
+            guard let value = reader.u32(entry.position + 8) else { break }
+            result.append((entry.tag, value, entry.position))
         }
         return result
     }
 
-    private func read(_ position: Int, _ width: Int) -> Int? {
-        Self.read(block, bigEndian: bigEndian, at: position, width: width)
-    }
-
-    private static func read(_ block: [UInt8], bigEndian: Bool, at position: Int, width: Int) -> Int? {
-        guard position >= 0, position + width <= block.count else { return nil }
-        var value = 0
-        for index in 0..<width {
-            value = value << 8 | Int(block[position + (bigEndian ? index : width - 1 - index)])
-        }
-        return value
-    }
-
     private mutating func write(_ tag: Int, at position: Int) {
+        let bigEndian = block[Self.tiffStart] == 0x4D
         let high = UInt8(tag >> 8 & 0xFF)
         let low = UInt8(tag & 0xFF)
         block[position] = bigEndian ? high : low
