@@ -4,18 +4,17 @@
  * libjpeg-turbo's forward DCT method runs three SIMD functions per 8x8 block (sample
  * conversion, the islow transform, quantisation), each through a wrapper that reads the
  * library's thread-local SIMD flag, and in a shared library every such read is a call of
- * __tls_get_addr. This build does the same arithmetic in one function per block, the block in
- * registers throughout:
- * - the samples, less 128, in 32-bit lanes, a row per vector, transposed so that each vector is
- *   a column;
+ * __tls_get_addr. This build does the same arithmetic in one function for two blocks side by
+ * side, in registers throughout:
+ * - the samples, less 128, in 16-bit lanes, a row of each block per vector (one block a 128-bit
+ *   half), transposed within the halves so that each vector is a column of both;
  * - pass 1 of jfdctint.c's islow transform over the rows, lane by lane (a lane is a row), its
- *   outputs transposed back; pass 2 over the columns the same way;
+ *   outputs transposed back; pass 2 over the columns the same way; the library's 32-bit products
+ *   made by vpmaddwd over pairs of 16-bit values (islow_pass16 says why 16 bits hold every sum);
  * - the quantisation as the library's SIMD quantiser does it (jcdctmgr.c's compute_reciprocal
  *   tables): each magnitude plus its correction, multiplied by the reciprocal and then by the
  *   scale, keeping the high 16 bits each time, the sign put back.
- * Every intermediate of an 8-bit sample block is exact in 32 bits (as in the library's own
- * 32-bit C and SIMD arithmetic), and its two passes' outputs fit 16 bits as the library's
- * DCTELEM holds them, so the coefficients are the library's, bit for bit.
+ * Every product and sum is exact, so the coefficients are the library's, bit for bit.
  *
  * dr_jpeg_use_avx2_fdct installs it after jpeg_start_compress, only where the processor has
  * AVX2, the tables are baseline (1...255), and check blocks run through both agree.
@@ -105,106 +104,139 @@ static forward_state *state_for(j_compress_ptr cinfo) {
     return state;
 }
 
-/* Eight vectors of eight transposed in place: r[i] lane j becomes r[j] lane i. */
-DR_AVX2 DR_INLINE void transpose8(__m256i r[8]) {
-    const __m256i t0 = _mm256_unpacklo_epi32(r[0], r[1]), t1 = _mm256_unpackhi_epi32(r[0], r[1]);
-    const __m256i t2 = _mm256_unpacklo_epi32(r[2], r[3]), t3 = _mm256_unpackhi_epi32(r[2], r[3]);
-    const __m256i t4 = _mm256_unpacklo_epi32(r[4], r[5]), t5 = _mm256_unpackhi_epi32(r[4], r[5]);
-    const __m256i t6 = _mm256_unpacklo_epi32(r[6], r[7]), t7 = _mm256_unpackhi_epi32(r[6], r[7]);
-    const __m256i u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
-    const __m256i u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
-    const __m256i u4 = _mm256_unpacklo_epi64(t4, t6), u5 = _mm256_unpackhi_epi64(t4, t6);
-    const __m256i u6 = _mm256_unpacklo_epi64(t5, t7), u7 = _mm256_unpackhi_epi64(t5, t7);
-    r[0] = _mm256_permute2x128_si256(u0, u4, 0x20);
-    r[4] = _mm256_permute2x128_si256(u0, u4, 0x31);
-    r[1] = _mm256_permute2x128_si256(u1, u5, 0x20);
-    r[5] = _mm256_permute2x128_si256(u1, u5, 0x31);
-    r[2] = _mm256_permute2x128_si256(u2, u6, 0x20);
-    r[6] = _mm256_permute2x128_si256(u2, u6, 0x31);
-    r[3] = _mm256_permute2x128_si256(u3, u7, 0x20);
-    r[7] = _mm256_permute2x128_si256(u3, u7, 0x31);
+/* Eight vectors of eight 16-bit values transposed within each 128-bit half: for two blocks at
+ * once (one a half), r[i] element j becomes r[j] element i. */
+DR_AVX2 DR_INLINE void transpose8x8(__m256i r[8]) {
+    const __m256i t0 = _mm256_unpacklo_epi16(r[0], r[1]), t1 = _mm256_unpackhi_epi16(r[0], r[1]);
+    const __m256i t2 = _mm256_unpacklo_epi16(r[2], r[3]), t3 = _mm256_unpackhi_epi16(r[2], r[3]);
+    const __m256i t4 = _mm256_unpacklo_epi16(r[4], r[5]), t5 = _mm256_unpackhi_epi16(r[4], r[5]);
+    const __m256i t6 = _mm256_unpacklo_epi16(r[6], r[7]), t7 = _mm256_unpackhi_epi16(r[6], r[7]);
+    const __m256i u0 = _mm256_unpacklo_epi32(t0, t2), u1 = _mm256_unpackhi_epi32(t0, t2);
+    const __m256i u2 = _mm256_unpacklo_epi32(t1, t3), u3 = _mm256_unpackhi_epi32(t1, t3);
+    const __m256i u4 = _mm256_unpacklo_epi32(t4, t6), u5 = _mm256_unpackhi_epi32(t4, t6);
+    const __m256i u6 = _mm256_unpacklo_epi32(t5, t7), u7 = _mm256_unpackhi_epi32(t5, t7);
+    r[0] = _mm256_unpacklo_epi64(u0, u4);
+    r[1] = _mm256_unpackhi_epi64(u0, u4);
+    r[2] = _mm256_unpacklo_epi64(u1, u5);
+    r[3] = _mm256_unpackhi_epi64(u1, u5);
+    r[4] = _mm256_unpacklo_epi64(u2, u6);
+    r[5] = _mm256_unpackhi_epi64(u2, u6);
+    r[6] = _mm256_unpacklo_epi64(u3, u7);
+    r[7] = _mm256_unpackhi_epi64(u3, u7);
 }
 
-#define MUL(v, k) _mm256_mullo_epi32((v), _mm256_set1_epi32(k))
+/* Two 16-bit weights as one 32-bit lane, for vpmaddwd over pairs (x, y): x * a + y * b. */
+#define PAIR(a, b) _mm256_set1_epi32((int32_t)(((uint32_t)(uint16_t)(int16_t)(b) << 16) | (uint16_t)(int16_t)(a)))
 
-/* libjpeg's DESCALE: x / 2^n, rounded half up. */
-DR_AVX2 DR_INLINE __m256i descale(__m256i x, int n) {
-    return _mm256_srai_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(1 << (n - 1))), n);
+/* x * a + y * b in 32 bits for the low four and the high four values of each half. */
+typedef struct { __m256i lo, hi; } wide;
+
+DR_AVX2 DR_INLINE wide dot(__m256i x, __m256i y, __m256i weights) {
+    wide w = {_mm256_madd_epi16(_mm256_unpacklo_epi16(x, y), weights), _mm256_madd_epi16(_mm256_unpackhi_epi16(x, y), weights)};
+    return w;
 }
 
-/* One pass of jfdctint.c's islow transform over eight vectors, lane by lane: x[k] holds input
- * k of each lane's eight, out[k] gets output k. Pass 1 scales its outputs up by PASS1_BITS (2),
- * pass 2 takes them back out; the constants are the library's FIX values (CONST_BITS 13). */
-DR_AVX2 DR_INLINE void islow_pass(const __m256i x[8], __m256i out[8], int second) {
+DR_AVX2 DR_INLINE wide add_wide(wide a, wide b) {
+    wide w = {_mm256_add_epi32(a.lo, b.lo), _mm256_add_epi32(a.hi, b.hi)};
+    return w;
+}
+
+/* libjpeg's DESCALE (x / 2^n, rounded half up) of both halves, back in 16 bits. */
+DR_AVX2 DR_INLINE __m256i descale16(wide x, int n) {
+    const __m256i half = _mm256_set1_epi32(1 << (n - 1));
+    return _mm256_packs_epi32(_mm256_srai_epi32(_mm256_add_epi32(x.lo, half), n), _mm256_srai_epi32(_mm256_add_epi32(x.hi, half), n));
+}
+
+/* One pass of jfdctint.c's islow transform over eight vectors, lane by lane, in 16 bits: x[k]
+ * holds input k of each lane's eight, out[k] gets output k. Pass 1 scales its outputs up by
+ * PASS1_BITS (2), pass 2 takes them back out. Each product the library makes in 32 bits is made
+ * by vpmaddwd over a pair of 16-bit values, its shared products distributed over the pair's
+ * weights (the library's FIX values, CONST_BITS 13): z1 = (tmp12 + tmp13) * FIX(0.541196100)
+ * joins out2's and out6's own products, z5 joins z3's and z4's, and z1 and z2 the odd outputs'.
+ * Integer products distribute exactly, so every output is the library's.
+ *
+ * Why 16 bits hold it: a sample less 128 is -128...127; pass 1's outputs are -4,096...4,080
+ * (the DC is a sum of eight, times 4; the rest are sums of eight with weights of at most one,
+ * times 4); pass 2's sums of eight of them are then -32,768...32,640, and every vpmaddwd input is
+ * a sum of at most four. */
+DR_AVX2 DR_INLINE void islow_pass16(const __m256i x[8], __m256i out[8], int second) {
     const int n = second ? 13 + 2 : 13 - 2;
-    const __m256i tmp0 = _mm256_add_epi32(x[0], x[7]), tmp7 = _mm256_sub_epi32(x[0], x[7]);
-    const __m256i tmp1 = _mm256_add_epi32(x[1], x[6]), tmp6 = _mm256_sub_epi32(x[1], x[6]);
-    const __m256i tmp2 = _mm256_add_epi32(x[2], x[5]), tmp5 = _mm256_sub_epi32(x[2], x[5]);
-    const __m256i tmp3 = _mm256_add_epi32(x[3], x[4]), tmp4 = _mm256_sub_epi32(x[3], x[4]);
+    const __m256i tmp0 = _mm256_add_epi16(x[0], x[7]), tmp7 = _mm256_sub_epi16(x[0], x[7]);
+    const __m256i tmp1 = _mm256_add_epi16(x[1], x[6]), tmp6 = _mm256_sub_epi16(x[1], x[6]);
+    const __m256i tmp2 = _mm256_add_epi16(x[2], x[5]), tmp5 = _mm256_sub_epi16(x[2], x[5]);
+    const __m256i tmp3 = _mm256_add_epi16(x[3], x[4]), tmp4 = _mm256_sub_epi16(x[3], x[4]);
 
     /* The even part. */
-    const __m256i tmp10 = _mm256_add_epi32(tmp0, tmp3), tmp13 = _mm256_sub_epi32(tmp0, tmp3);
-    const __m256i tmp11 = _mm256_add_epi32(tmp1, tmp2), tmp12 = _mm256_sub_epi32(tmp1, tmp2);
+    const __m256i tmp10 = _mm256_add_epi16(tmp0, tmp3), tmp13 = _mm256_sub_epi16(tmp0, tmp3);
+    const __m256i tmp11 = _mm256_add_epi16(tmp1, tmp2), tmp12 = _mm256_sub_epi16(tmp1, tmp2);
     if (second) {
-        out[0] = descale(_mm256_add_epi32(tmp10, tmp11), 2);
-        out[4] = descale(_mm256_sub_epi32(tmp10, tmp11), 2);
+        const __m256i two = _mm256_set1_epi16(2);
+        out[0] = _mm256_srai_epi16(_mm256_add_epi16(_mm256_add_epi16(tmp10, tmp11), two), 2);
+        out[4] = _mm256_srai_epi16(_mm256_add_epi16(_mm256_sub_epi16(tmp10, tmp11), two), 2);
     } else {
-        out[0] = _mm256_slli_epi32(_mm256_add_epi32(tmp10, tmp11), 2);
-        out[4] = _mm256_slli_epi32(_mm256_sub_epi32(tmp10, tmp11), 2);
+        out[0] = _mm256_slli_epi16(_mm256_add_epi16(tmp10, tmp11), 2);
+        out[4] = _mm256_slli_epi16(_mm256_sub_epi16(tmp10, tmp11), 2);
     }
-    const __m256i e = MUL(_mm256_add_epi32(tmp12, tmp13), 4433);
-    out[2] = descale(_mm256_add_epi32(e, MUL(tmp13, 6270)), n);
-    out[6] = descale(_mm256_add_epi32(e, MUL(tmp12, -15137)), n);
+    out[2] = descale16(dot(tmp13, tmp12, PAIR(4433 + 6270, 4433)), n);
+    out[6] = descale16(dot(tmp13, tmp12, PAIR(4433, 4433 - 15137)), n);
 
-    /* The odd part. */
-    const __m256i z5 = MUL(_mm256_add_epi32(_mm256_add_epi32(tmp4, tmp6), _mm256_add_epi32(tmp5, tmp7)), 9633);
-    const __m256i z1 = MUL(_mm256_add_epi32(tmp4, tmp7), -7373);
-    const __m256i z2 = MUL(_mm256_add_epi32(tmp5, tmp6), -20995);
-    const __m256i z3 = _mm256_add_epi32(MUL(_mm256_add_epi32(tmp4, tmp6), -16069), z5);
-    const __m256i z4 = _mm256_add_epi32(MUL(_mm256_add_epi32(tmp5, tmp7), -3196), z5);
-    out[7] = descale(_mm256_add_epi32(_mm256_add_epi32(MUL(tmp4, 2446), z1), z3), n);
-    out[5] = descale(_mm256_add_epi32(_mm256_add_epi32(MUL(tmp5, 16819), z2), z4), n);
-    out[3] = descale(_mm256_add_epi32(_mm256_add_epi32(MUL(tmp6, 25172), z2), z3), n);
-    out[1] = descale(_mm256_add_epi32(_mm256_add_epi32(MUL(tmp7, 12299), z1), z4), n);
+    /* The odd part: z3 and z4 over (tmp4 + tmp6, tmp5 + tmp7), z5 spread over both. */
+    const __m256i a = _mm256_add_epi16(tmp4, tmp6), b = _mm256_add_epi16(tmp5, tmp7);
+    const wide z3 = dot(a, b, PAIR(9633 - 16069, 9633));
+    const wide z4 = dot(a, b, PAIR(9633, 9633 - 3196));
+    out[7] = descale16(add_wide(dot(tmp4, tmp7, PAIR(2446 - 7373, -7373)), z3), n);
+    out[1] = descale16(add_wide(dot(tmp4, tmp7, PAIR(-7373, 12299 - 7373)), z4), n);
+    out[5] = descale16(add_wide(dot(tmp5, tmp6, PAIR(16819 - 20995, -20995)), z4), n);
+    out[3] = descale16(add_wide(dot(tmp5, tmp6, PAIR(-20995, 25172 - 20995)), z3), n);
 }
 
-/* The block at column `col` of `rows` (eight rows of samples), transformed and quantised into
- * `out` (natural order). */
-DR_AVX2 DR_INLINE void forward_block(JSAMPARRAY rows, JDIMENSION col, const quantiser *q, JCOEFPTR out) {
+/* Sixteen coefficients (two rows of a block) quantised as the library's SIMD quantiser does. */
+DR_AVX2 DR_INLINE void quantise16(__m256i c, const quantiser *q, int at, JCOEFPTR out) {
+    __m256i m = _mm256_add_epi16(_mm256_abs_epi16(c), _mm256_load_si256((const __m256i *)(q->correction + at)));
+    m = _mm256_mulhi_epu16(m, _mm256_load_si256((const __m256i *)(q->reciprocal + at)));
+    m = _mm256_mulhi_epu16(m, _mm256_load_si256((const __m256i *)(q->scale + at)));
+    _mm256_storeu_si256((__m256i *)(out + at), _mm256_sign_epi16(m, c));
+}
+
+/* The blocks at columns `col` and `col` + 8 of `rows` (eight rows of samples), transformed and
+ * quantised into `first` and, unless it is NULL (one block left), `second` (natural order). */
+DR_AVX2 DR_INLINE void forward_blocks(JSAMPARRAY rows, JDIMENSION col, const quantiser *q, JCOEFPTR first, JCOEFPTR second) {
     __m256i x[8], y[8];
-    const __m256i centre = _mm256_set1_epi32(CENTERJSAMPLE);
-    for (int r = 0; r < DCTSIZE; r++)
-        x[r] = _mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(rows[r] + col))), centre);
-    transpose8(x);      /* x[k]: sample k of each row */
-    islow_pass(x, y, 0); /* y[k]: pass-1 output k of each row */
-    transpose8(y);      /* y[r]: row r's pass-1 outputs */
-    islow_pass(y, x, 1); /* x[u]: coefficients (u, 0...7) */
+    const __m256i centre = _mm256_set1_epi16(CENTERJSAMPLE);
+    for (int r = 0; r < DCTSIZE; r++) {
+        const __m128i bytes = second ? _mm_loadu_si128((const __m128i *)(rows[r] + col)) : _mm_loadl_epi64((const __m128i *)(rows[r] + col));
+        x[r] = _mm256_sub_epi16(_mm256_cvtepu8_epi16(bytes), centre);
+    }
+    transpose8x8(x);       /* x[k]: sample k of each row */
+    islow_pass16(x, y, 0); /* y[k]: pass-1 output k of each row */
+    transpose8x8(y);       /* y[r]: row r's pass-1 outputs */
+    islow_pass16(y, x, 1); /* x[u]: coefficients (u, 0...7) */
     for (int u = 0; u < DCTSIZE; u += 2) {
-        const __m256i c = _mm256_permute4x64_epi64(_mm256_packs_epi32(x[u], x[u + 1]), 0xD8);
-        __m256i m = _mm256_add_epi16(_mm256_abs_epi16(c), _mm256_load_si256((const __m256i *)(q->correction + 8 * u)));
-        m = _mm256_mulhi_epu16(m, _mm256_load_si256((const __m256i *)(q->reciprocal + 8 * u)));
-        m = _mm256_mulhi_epu16(m, _mm256_load_si256((const __m256i *)(q->scale + 8 * u)));
-        _mm256_storeu_si256((__m256i *)(out + 8 * u), _mm256_sign_epi16(m, c));
+        quantise16(_mm256_permute2x128_si256(x[u], x[u + 1], 0x20), q, 8 * u, first);
+        if (second) quantise16(_mm256_permute2x128_si256(x[u], x[u + 1], 0x31), q, 8 * u, second);
     }
 }
 
-/* The forward DCT method (jpeg_forward_dct.forward_DCT) in AVX2. */
+/* The forward DCT method (jpeg_forward_dct.forward_DCT) in AVX2, two blocks at a time. */
 DR_AVX2 static void forward_dct_avx2(j_compress_ptr cinfo, jpeg_component_info *compptr, JSAMPARRAY sample_data,
                                      JBLOCKROW coef_blocks, JDIMENSION start_row, JDIMENSION start_col,
                                      JDIMENSION num_blocks) {
     const forward_state *state = (const forward_state *)cinfo->client_data;
     const quantiser *q = &state->tables[compptr->quant_tbl_no];
     JSAMPARRAY rows = sample_data + start_row;
-    for (JDIMENSION b = 0; b < num_blocks; b++, start_col += DCTSIZE) forward_block(rows, start_col, q, coef_blocks[b]);
+    JDIMENSION b = 0;
+    for (; b + 2 <= num_blocks; b += 2, start_col += 2 * DCTSIZE)
+        forward_blocks(rows, start_col, q, coef_blocks[b], coef_blocks[b + 1]);
+    if (b < num_blocks) forward_blocks(rows, start_col, q, coef_blocks[b], NULL);
 }
 
 /* A block of samples of one of four kinds: noise, the extremes (0 and 255) at random, a smooth
  * ramp with a little noise, and one flat value. */
-static void fill_samples(JSAMPLE block[DCTSIZE][16], uint32_t *state, int kind) {
+static void fill_samples(JSAMPLE block[DCTSIZE][32], uint32_t *state, int kind) {
     *state = *state * 1664525u + 1013904223u;
     const int flat = (int)(*state >> 24), slope = (int)(*state >> 20 & 15) - 8;
     for (int r = 0; r < DCTSIZE; r++)
-        for (int c = 0; c < 16; c++) {
+        for (int c = 0; c < 32; c++) {
             *state = *state * 1664525u + 1013904223u;
             const uint32_t bits = *state >> 8;
             int v;
@@ -221,7 +253,7 @@ static void fill_samples(JSAMPLE block[DCTSIZE][16], uint32_t *state, int kind) 
 long dr_fdct_compare(j_compress_ptr cinfo, uint32_t seed, long blocks) {
     forward_state *state = state_for(cinfo);
     if (state == NULL) return -1;
-    JSAMPLE samples[DCTSIZE][16];
+    JSAMPLE samples[DCTSIZE][32];
     JSAMPROW rows[DCTSIZE];
     for (int r = 0; r < DCTSIZE; r++) rows[r] = samples[r];
     uint32_t random = seed;
@@ -229,13 +261,15 @@ long dr_fdct_compare(j_compress_ptr cinfo, uint32_t seed, long blocks) {
     for (int ci = 0; ci < cinfo->num_components; ci++) {
         jpeg_component_info *compptr = &cinfo->comp_info[ci];
         for (long b = 0; b < blocks; b++) {
-            JBLOCK expected, actual;
+            /* One block alone, then two side by side (the two ways forward_dct_avx2 takes them),
+             * from column 8, so that a read before or past them would differ. */
+            const JDIMENSION count = (JDIMENSION)(b % 2 + 1);
+            JBLOCK expected[2], actual[2];
             fill_samples(samples, &random, (int)(b % 4));
             memset(expected, 0x5A, sizeof(expected));
             memset(actual, 0x5A, sizeof(actual));
-            /* From column 8, so that a read before or past the block would differ. */
-            state->library(cinfo, compptr, rows, &expected, 0, DCTSIZE, 1);
-            forward_dct_avx2(cinfo, compptr, rows, &actual, 0, DCTSIZE, 1);
+            state->library(cinfo, compptr, rows, expected, 0, DCTSIZE, count);
+            forward_dct_avx2(cinfo, compptr, rows, actual, 0, DCTSIZE, count);
             if (memcmp(expected, actual, sizeof(expected)) != 0) mismatches++;
         }
     }

@@ -12,8 +12,9 @@
  * the check blocks disagree with the library's own method. Uses cinfo->client_data. */
 void dr_jpeg_use_avx2_fdct(j_compress_ptr cinfo);
 
-/* Runs `blocks` generated sample blocks of each component through the library's forward DCT
- * method and the AVX2 build and counts the blocks whose coefficients differ; -1 when the AVX2
+/* Makes `blocks` runs of generated samples for each component (one block, then two side by side,
+ * in turn) through the library's forward DCT method and the AVX2 build and counts the runs whose
+ * coefficients differ; -1 when the AVX2
  * build cannot serve this encoder (as dr_jpeg_use_avx2_fdct decides). */
 long dr_fdct_compare(j_compress_ptr cinfo, uint32_t seed, long blocks);
 

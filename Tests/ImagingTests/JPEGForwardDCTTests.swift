@@ -39,7 +39,9 @@ struct JPEGForwardDCTTests {
                 }
                 let chosen = try JPEGCodec.encode(item.raster, quality: quality, iccProfile: nil, progressive: progressive,
                                                   optimize: false, variant: "test")
-                #expect(chosen == library, "\(item.name) at quality \(quality): the encodes differ")
+                // Compared first: on a failure, #expect would diff two encodes byte by byte.
+                let same = chosen == library
+                #expect(same, "\(item.name) at quality \(quality): the encodes differ (\(chosen.count) against \(library.count) bytes)")
             }
         }
     }

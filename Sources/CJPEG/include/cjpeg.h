@@ -122,9 +122,9 @@ void dr_jpeg_prefer_library_transforms(int on);
 int dr_jpeg_avx2_idct_available(void);
 
 /// For the tests: sets up an encoder at `quality` (with `random_tables`, tables drawn from
-/// `seed`, values 1...255 and 1...40) and runs `blocks` generated sample blocks of each of its
-/// three components through the library's forward DCT method and the AVX2 one. Returns how many
-/// blocks came out differently; -1 when the AVX2 one cannot serve here (no AVX2) or the
+/// `seed`, values 1...255 and 1...40) and makes `blocks` runs of generated samples for each of
+/// its three components, one block and two side by side in turn, through the library's forward
+/// DCT method and the AVX2 one. Returns how many runs came out differently; -1 when the AVX2 one cannot serve here (no AVX2) or the
 /// arguments were refused (`status`).
 long dr_jpeg_fdct_mismatches(int quality, uint32_t seed, long blocks, int random_tables, dr_jpeg_status *status);
 
