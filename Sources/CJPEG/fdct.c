@@ -155,10 +155,11 @@ DR_AVX2 DR_INLINE __m256i descale16(wide x, int n) {
  * joins out2's and out6's own products, z5 joins z3's and z4's, and z1 and z2 the odd outputs'.
  * Integer products distribute exactly, so every output is the library's.
  *
- * Why 16 bits hold it: a sample less 128 is -128...127; pass 1's outputs are -4,096...4,080
- * (the DC is a sum of eight, times 4; the rest are sums of eight with weights of at most one,
- * times 4); pass 2's sums of eight of them are then -32,768...32,640, and every vpmaddwd input is
- * a sum of at most four. */
+ * Why 16 bits hold it: a sample less 128 is -128...127, and each of pass 1's outputs is linear
+ * in its row's samples before its rounding, so its extremes lie at the 256 corners of that range:
+ * found there, they are -4,096 and 4,080 (the DC, 8 x 128 x 4, the lowest). Pass 2's sums of
+ * eight of them are then within -32,768...32,640, and every vpmaddwd input is a sum of at most
+ * four (within +-16,384). */
 DR_AVX2 DR_INLINE void islow_pass16(const __m256i x[8], __m256i out[8], int second) {
     const int n = second ? 13 + 2 : 13 - 2;
     const __m256i tmp0 = _mm256_add_epi16(x[0], x[7]), tmp7 = _mm256_sub_epi16(x[0], x[7]);
