@@ -1,6 +1,12 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// The C layers are compiled in debug builds as release builds compile them (-O2), so that the
+/// tests, which run debug builds, run the C that ships: an error path in CJPEG read libjpeg's
+/// struct wrongly only when optimised, and the AVX2 transforms, unoptimised, took four fifths of
+/// a debug worker's CPU (the end-to-end tests run debug workers by the hundred).
+let shippedC: [CSetting] = [.unsafeFlags(["-O2"], .when(configuration: .debug))]
+
 let package = Package(
     name: "Darkroom",
     platforms: [.macOS(.v14)],
@@ -31,25 +37,26 @@ let package = Package(
         .systemLibrary(name: "CLibLCMS", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         // WebP variants: libwebp's encoder and muxer (for the ICC profile).
         .systemLibrary(name: "CLibWebP", pkgConfig: "libwebpmux", providers: [.apt(["libwebp-dev"])]),
-        // Thin C layers: libjpeg and libpng report errors by longjmp, which must never cross a Swift frame.
-        .target(name: "CJPEG", dependencies: ["CLibJPEG", "CDeadline"]),
-        .target(name: "CPNG", dependencies: ["CLibPNG", "CDeadline"]),
+        // Thin C layers: libjpeg and libpng report errors by longjmp, which must never cross a Swift
+        // frame. CJPEG also holds the AVX2 inverse and forward DCTs that replace libjpeg-turbo's scaled ones.
+        .target(name: "CJPEG", dependencies: ["CLibJPEG", "CDeadline"], cSettings: shippedC),
+        .target(name: "CPNG", dependencies: ["CLibPNG", "CDeadline"], cSettings: shippedC),
         // libheif reports by return value; this layer releases its objects on every path and checks the pixel limit first.
-        .target(name: "CHEIF", dependencies: ["CLibHEIF", "CDeadline"]),
+        .target(name: "CHEIF", dependencies: ["CLibHEIF", "CDeadline"], cSettings: shippedC),
         // libwebp reports by return value; this layer releases its objects and embeds the profile.
-        .target(name: "CWebP", dependencies: ["CLibWebP"]),
+        .target(name: "CWebP", dependencies: ["CLibWebP"], cSettings: shippedC),
         // lcms2 reports by return value; this layer releases its profiles and transforms.
-        .target(name: "CColour", dependencies: ["CLibLCMS"]),
+        .target(name: "CColour", dependencies: ["CLibLCMS"], cSettings: shippedC),
         // Allocator settings for the worker process (glibc's mallopt is not visible to Swift).
-        .target(name: "CRuntime"),
-        .target(name: "CDeadline"),
+        .target(name: "CRuntime", cSettings: shippedC),
+        .target(name: "CDeadline", cSettings: shippedC),
         // The resampler's passes, in C so that they vectorise (8 lanes with AVX2, chosen at run time;
         // -Wno-psabi: its 8-lane helpers are always inlined, so their baseline-ABI notes do not apply).
         .target(name: "CResample", cSettings: [.unsafeFlags(["-O3", "-Wno-psabi"])]),
         // The build's commit and date (build_info.h, written by `make buildinfo`) and the C
         // libraries' versions.
         .target(name: "CBuildInfo", dependencies: ["CLibJPEG", "CLibPNG", "CLibHEIF", "CLibWebP", "CLibLCMS"],
-                linkerSettings: [.linkedLibrary("sqlite3")]),
+                cSettings: shippedC, linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(name: "BuildInfo", dependencies: ["CBuildInfo"]),
 
         // What kind of failure stopped a photo: the category every error type carries.

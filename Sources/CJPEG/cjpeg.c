@@ -115,6 +115,42 @@ static void dr_install_errors(dr_error_mgr *err, dr_jpeg_status *status) {
     err->past_deadline = 0;
 }
 
+/*
+ * A shim function's libjpeg object and error manager, on the heap. After a longjmp, C leaves
+ * indeterminate every automatic object changed since the setjmp, and an optimising compiler does
+ * use that: with both on the stack, the -O2 build's error path read the decompressor's fields
+ * as they were before the header was read, so a 60000x60000 header was named corrupt instead of
+ * over the pixel limit. Each function reaches them through a pointer set before its setjmp and
+ * never changed, which the jump leaves intact.
+ */
+typedef struct {
+    /* Both of libjpeg's objects begin with its common fields, which jpeg_destroy reads. */
+    union {
+        struct jpeg_common_struct common;
+        struct jpeg_decompress_struct decompress;
+        struct jpeg_compress_struct compress;
+    } object;
+    dr_error_mgr err;
+    /* jpeg_mem_dest's buffer, for a function that writes there. */
+    unsigned char *memory;
+    unsigned long memory_length;
+} dr_session;
+
+static dr_session *dr_session_new(dr_jpeg_status *status) {
+    dr_session *s = calloc(1, sizeof(*s));
+    if (s == NULL) return NULL;
+    dr_install_errors(&s->err, status);
+    s->object.common.err = &s->err.base;
+    return s;
+}
+
+/* Safe before jpeg_create_* too: libjpeg destroys nothing it has not made. */
+static void dr_session_free(dr_session *s) {
+    jpeg_destroy(&s->object.common);
+    free(s->memory);
+    free(s);
+}
+
 static void dr_fill_info(const struct jpeg_decompress_struct *cinfo, dr_jpeg_info *info) {
     info->width = (int)cinfo->image_width;
     info->height = (int)cinfo->image_height;
@@ -142,6 +178,14 @@ static int dr_failure_code(const dr_error_mgr *err, const struct jpeg_decompress
 static int dr_over_limit(const struct jpeg_decompress_struct *cinfo, uint64_t pixel_limit) {
     if (pixel_limit == 0) return 0;
     return (uint64_t)cinfo->image_width * (uint64_t)cinfo->image_height > pixel_limit;
+}
+
+/* A decode's failure after the jump, with what the header said: a size above the limit is named
+ * as such whatever else went wrong after the frame header was read. */
+static int dr_decode_failure(dr_session *s, uint64_t pixel_limit, dr_jpeg_info *info) {
+    dr_fill_info(&s->object.decompress, info);
+    return dr_over_limit(&s->object.decompress, pixel_limit) ? DR_JPEG_TOO_MANY_PIXELS
+                                                             : dr_failure_code(&s->err, &s->object.decompress);
 }
 
 /* libjpeg-turbo sizes its working memory from the header; this bounds it as well. */
@@ -233,8 +277,6 @@ static int dr_read_header(struct jpeg_decompress_struct *cinfo, const uint8_t *d
 
 int dr_jpeg_probe(const uint8_t *data, size_t size, uint64_t pixel_limit,
                   dr_jpeg_info *info, dr_jpeg_status *status) {
-    struct jpeg_decompress_struct cinfo;
-    dr_error_mgr err;
     JOCTET *volatile icc = NULL;
 
     dr_status_reset(status);
@@ -244,37 +286,38 @@ int dr_jpeg_probe(const uint8_t *data, size_t size, uint64_t pixel_limit,
         return status->code;
     }
     if (dr_refuse_precision(data, size, pixel_limit, info, status)) return status->code;
-    memset(&cinfo, 0, sizeof(cinfo));
-    dr_install_errors(&err, status);
-    cinfo.err = &err.base;
-    if (setjmp(err.jump)) {
-        dr_fill_info(&cinfo, info);
-        status->code = dr_over_limit(&cinfo, pixel_limit) ? DR_JPEG_TOO_MANY_PIXELS
-                                                          : dr_failure_code(&err, &cinfo);
-        if (icc) free(icc);
-        jpeg_destroy_decompress(&cinfo);
+    dr_session *const s = dr_session_new(status);
+    if (s == NULL) {
+        status->code = DR_JPEG_NO_MEMORY;
         return status->code;
     }
-    jpeg_create_decompress(&cinfo);
-    cinfo.mem->max_memory_to_use = dr_memory_bound(pixel_limit);
-    int header = dr_read_header(&cinfo, data, size);
-    dr_fill_info(&cinfo, info);
+    struct jpeg_decompress_struct *const cinfo = &s->object.decompress;
+    if (setjmp(s->err.jump)) {
+        status->code = dr_decode_failure(s, pixel_limit, info);
+        if (icc) free(icc);
+        dr_session_free(s);
+        return status->code;
+    }
+    jpeg_create_decompress(cinfo);
+    cinfo->mem->max_memory_to_use = dr_memory_bound(pixel_limit);
+    int header = dr_read_header(cinfo, data, size);
+    dr_fill_info(cinfo, info);
     if (header != JPEG_HEADER_OK) {
         snprintf(status->message, DR_JPEG_MESSAGE_MAX, "JPEG datastream contains no image");
         status->code = DR_JPEG_CORRUPT;
-    } else if (dr_over_limit(&cinfo, pixel_limit)) {
+    } else if (dr_over_limit(cinfo, pixel_limit)) {
         status->code = DR_JPEG_TOO_MANY_PIXELS;
     } else {
         JOCTET *profile = NULL;
         unsigned int length = 0;
-        if (jpeg_read_icc_profile(&cinfo, &profile, &length)) {
+        if (jpeg_read_icc_profile(cinfo, &profile, &length)) {
             icc = profile;
             info->has_icc = 1;
         }
     }
     if (icc) free(icc);
     icc = NULL;
-    jpeg_destroy_decompress(&cinfo);
+    dr_session_free(s);
     return status->code;
 }
 
@@ -293,8 +336,6 @@ static void dr_cmyk_row_to_rgb(const uint8_t *cmyk, uint8_t *rgb, int width, int
 
 int dr_jpeg_decode(const uint8_t *data, size_t size, int scale_num, uint64_t pixel_limit,
                    int fast, int keep_cmyk, dr_jpeg_info *info, dr_jpeg_image *image, dr_jpeg_status *status) {
-    struct jpeg_decompress_struct cinfo;
-    dr_error_mgr err;
     uint8_t *volatile pixels = NULL;
     uint8_t *volatile cmyk_row = NULL;
     JOCTET *volatile icc = NULL;
@@ -307,78 +348,79 @@ int dr_jpeg_decode(const uint8_t *data, size_t size, int scale_num, uint64_t pix
         return status->code;
     }
     if (dr_refuse_precision(data, size, pixel_limit, info, status)) return status->code;
-    memset(&cinfo, 0, sizeof(cinfo));
-    dr_install_errors(&err, status);
-    cinfo.err = &err.base;
-    if (setjmp(err.jump)) {
-        dr_fill_info(&cinfo, info);
-        status->code = dr_over_limit(&cinfo, pixel_limit) ? DR_JPEG_TOO_MANY_PIXELS
-                                                          : dr_failure_code(&err, &cinfo);
+    dr_session *const s = dr_session_new(status);
+    if (s == NULL) {
+        status->code = DR_JPEG_NO_MEMORY;
+        return status->code;
+    }
+    struct jpeg_decompress_struct *const cinfo = &s->object.decompress;
+    if (setjmp(s->err.jump)) {
+        status->code = dr_decode_failure(s, pixel_limit, info);
         free(pixels);
         free(cmyk_row);
         free(icc);
-        jpeg_destroy_decompress(&cinfo);
+        dr_session_free(s);
         return status->code;
     }
-    jpeg_create_decompress(&cinfo);
-    cinfo.mem->max_memory_to_use = dr_memory_bound(pixel_limit);
+    jpeg_create_decompress(cinfo);
+    cinfo->mem->max_memory_to_use = dr_memory_bound(pixel_limit);
     struct jpeg_progress_mgr progress;
     memset(&progress, 0, sizeof(progress));
     progress.progress_monitor = dr_progress;
-    cinfo.progress = &progress;
-    if (dr_read_header(&cinfo, data, size) != JPEG_HEADER_OK) {
+    cinfo->progress = &progress;
+    if (dr_read_header(cinfo, data, size) != JPEG_HEADER_OK) {
         snprintf(status->message, DR_JPEG_MESSAGE_MAX, "JPEG datastream contains no image");
         status->code = DR_JPEG_CORRUPT;
-        jpeg_destroy_decompress(&cinfo);
+        dr_session_free(s);
         return status->code;
     }
-    dr_fill_info(&cinfo, info);
-    if (dr_over_limit(&cinfo, pixel_limit)) {
+    dr_fill_info(cinfo, info);
+    if (dr_over_limit(cinfo, pixel_limit)) {
         status->code = DR_JPEG_TOO_MANY_PIXELS;
-        jpeg_destroy_decompress(&cinfo);
+        dr_session_free(s);
         return status->code;
     }
     {
-        const uint64_t needed = dr_coefficient_bytes(&cinfo);
+        const uint64_t needed = dr_coefficient_bytes(cinfo);
         const uint64_t ceiling = pixel_limit * DR_JPEG_COEFFICIENT_BYTES_PER_PIXEL;
         if (pixel_limit != 0 && needed > ceiling) {
             snprintf(status->message, DR_JPEG_MESSAGE_MAX,
                      "a %ux%u multi-scan (progressive) JPEG needs %llu MB of coefficient memory, above the ceiling of %llu MB",
-                     cinfo.image_width, cinfo.image_height, (unsigned long long)(needed >> 20),
+                     cinfo->image_width, cinfo->image_height, (unsigned long long)(needed >> 20),
                      (unsigned long long)(ceiling >> 20));
             status->code = DR_JPEG_OVER_MEMORY_CEILING;
-            jpeg_destroy_decompress(&cinfo);
+            dr_session_free(s);
             return status->code;
         }
     }
     {
         JOCTET *profile = NULL;
         unsigned int length = 0;
-        if (jpeg_read_icc_profile(&cinfo, &profile, &length)) {
+        if (jpeg_read_icc_profile(cinfo, &profile, &length)) {
             icc = profile;
             info->has_icc = 1;
             image->icc_length = length;
         }
     }
 
-    const int is_cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
-    cinfo.out_color_space = is_cmyk ? JCS_CMYK : JCS_RGB;
-    cinfo.scale_num = (unsigned int)scale_num;
-    cinfo.scale_denom = 8;
+    const int is_cmyk = cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK;
+    cinfo->out_color_space = is_cmyk ? JCS_CMYK : JCS_RGB;
+    cinfo->scale_num = (unsigned int)scale_num;
+    cinfo->scale_denom = 8;
     if (fast) {
-        cinfo.dct_method = JDCT_IFAST;
-        cinfo.do_fancy_upsampling = FALSE;
+        cinfo->dct_method = JDCT_IFAST;
+        cinfo->do_fancy_upsampling = FALSE;
     }
-    jpeg_start_decompress(&cinfo);
-    dr_jpeg_use_avx2_idct(&cinfo);
+    jpeg_start_decompress(cinfo);
+    dr_jpeg_use_avx2_idct(cinfo);
 
-    const size_t width = cinfo.output_width, height = cinfo.output_height;
+    const size_t width = cinfo->output_width, height = cinfo->output_height;
     pixels = malloc(width * height * 3);
     if (pixels == NULL) {
         snprintf(status->message, DR_JPEG_MESSAGE_MAX, "out of memory for %zux%zu pixels", width, height);
         status->code = DR_JPEG_NO_MEMORY;
         free(icc);
-        jpeg_destroy_decompress(&cinfo);
+        dr_session_free(s);
         return status->code;
     }
     if (is_cmyk) {
@@ -388,44 +430,44 @@ int dr_jpeg_decode(const uint8_t *data, size_t size, int scale_num, uint64_t pix
             status->code = DR_JPEG_NO_MEMORY;
             free(pixels);
             free(icc);
-            jpeg_destroy_decompress(&cinfo);
+            dr_session_free(s);
             return status->code;
         }
     }
-    while (cinfo.output_scanline < cinfo.output_height) {
+    while (cinfo->output_scanline < cinfo->output_height) {
         JSAMPROW rows[16];
-        const JDIMENSION first = cinfo.output_scanline;
+        const JDIMENSION first = cinfo->output_scanline;
         if (is_cmyk) {
             rows[0] = keep_cmyk ? cmyk_row + (size_t)first * width * 4 : cmyk_row;
-            if (jpeg_read_scanlines(&cinfo, rows, 1) != 1) break;
+            if (jpeg_read_scanlines(cinfo, rows, 1) != 1) break;
             dr_cmyk_row_to_rgb(rows[0], pixels + (size_t)first * width * 3, (int)width,
-                               cinfo.saw_Adobe_marker);
+                               cinfo->saw_Adobe_marker);
         } else {
-            JDIMENSION count = cinfo.output_height - first;
+            JDIMENSION count = cinfo->output_height - first;
             if (count > 16) count = 16;
             for (JDIMENSION i = 0; i < count; i++) rows[i] = pixels + (size_t)(first + i) * width * 3;
-            if (jpeg_read_scanlines(&cinfo, rows, count) == 0) break;
+            if (jpeg_read_scanlines(cinfo, rows, count) == 0) break;
         }
     }
-    if (cinfo.output_scanline < cinfo.output_height) {
+    if (cinfo->output_scanline < cinfo->output_height) {
         /* A memory source never suspends, so this is unreachable; never hand out unwritten rows. */
         snprintf(status->message, DR_JPEG_MESSAGE_MAX, "decoding stopped early");
         status->code = DR_JPEG_TRUNCATED;
         free(pixels);
         free(cmyk_row);
         free(icc);
-        jpeg_destroy_decompress(&cinfo);
+        dr_session_free(s);
         return status->code;
     }
     /* jpeg_finish_decompress would read on to EOI; trailing garbage there is harmless. */
     if (is_cmyk && keep_cmyk) {
         image->cmyk = cmyk_row;
-        image->cmyk_inverted = cinfo.saw_Adobe_marker ? 1 : 0;
+        image->cmyk_inverted = cinfo->saw_Adobe_marker ? 1 : 0;
     } else {
         free(cmyk_row);
     }
-    jpeg_abort_decompress(&cinfo);
-    jpeg_destroy_decompress(&cinfo);
+    jpeg_abort_decompress(cinfo);
+    dr_session_free(s);
     image->pixels = pixels;
     image->width = (int)width;
     image->height = (int)height;
@@ -467,8 +509,6 @@ static void dr_destination_term(j_compress_ptr cinfo) {
 int dr_jpeg_encode(const uint8_t *rgb, int width, int height, size_t stride, int quality,
                    int progressive, int optimize, const uint8_t *icc, unsigned int icc_length,
                    uint8_t **out, unsigned long *out_length, dr_jpeg_status *status) {
-    struct jpeg_compress_struct cinfo;
-    dr_error_mgr err;
     dr_memory_destination *dest = NULL;
 
     dr_status_reset(status);
@@ -497,39 +537,44 @@ int dr_jpeg_encode(const uint8_t *rgb, int width, int height, size_t stride, int
     dest->pub.empty_output_buffer = dr_destination_grow;
     dest->pub.term_destination = dr_destination_term;
 
-    memset(&cinfo, 0, sizeof(cinfo));
-    dr_install_errors(&err, status);
-    cinfo.err = &err.base;
-    if (setjmp(err.jump)) {
-        status->code = err.base.msg_code == JERR_OUT_OF_MEMORY ? DR_JPEG_NO_MEMORY : DR_JPEG_CORRUPT;
-        jpeg_destroy_compress(&cinfo);
+    dr_session *const s = dr_session_new(status);
+    if (s == NULL) {
+        free(dest->buffer);
+        free(dest);
+        status->code = DR_JPEG_NO_MEMORY;
+        return status->code;
+    }
+    struct jpeg_compress_struct *const cinfo = &s->object.compress;
+    if (setjmp(s->err.jump)) {
+        status->code = s->err.base.msg_code == JERR_OUT_OF_MEMORY ? DR_JPEG_NO_MEMORY : DR_JPEG_CORRUPT;
+        dr_session_free(s);
         free(dest->buffer);
         free(dest);
         return status->code;
     }
-    jpeg_create_compress(&cinfo);
-    cinfo.dest = &dest->pub;
-    cinfo.image_width = (JDIMENSION)width;
-    cinfo.image_height = (JDIMENSION)height;
-    cinfo.input_components = 3;
-    cinfo.in_color_space = JCS_RGB;
-    jpeg_set_defaults(&cinfo);
-    jpeg_set_quality(&cinfo, quality, TRUE);
-    cinfo.optimize_coding = optimize ? TRUE : FALSE;
-    if (progressive) jpeg_simple_progression(&cinfo);
-    jpeg_start_compress(&cinfo, TRUE);
-    dr_jpeg_use_avx2_fdct(&cinfo);
-    if (icc != NULL && icc_length > 0) jpeg_write_icc_profile(&cinfo, icc, icc_length);
-    while (cinfo.next_scanline < cinfo.image_height) {
+    jpeg_create_compress(cinfo);
+    cinfo->dest = &dest->pub;
+    cinfo->image_width = (JDIMENSION)width;
+    cinfo->image_height = (JDIMENSION)height;
+    cinfo->input_components = 3;
+    cinfo->in_color_space = JCS_RGB;
+    jpeg_set_defaults(cinfo);
+    jpeg_set_quality(cinfo, quality, TRUE);
+    cinfo->optimize_coding = optimize ? TRUE : FALSE;
+    if (progressive) jpeg_simple_progression(cinfo);
+    jpeg_start_compress(cinfo, TRUE);
+    dr_jpeg_use_avx2_fdct(cinfo);
+    if (icc != NULL && icc_length > 0) jpeg_write_icc_profile(cinfo, icc, icc_length);
+    while (cinfo->next_scanline < cinfo->image_height) {
         JSAMPROW rows[16];
-        JDIMENSION count = cinfo.image_height - cinfo.next_scanline;
+        JDIMENSION count = cinfo->image_height - cinfo->next_scanline;
         if (count > 16) count = 16;
         for (JDIMENSION i = 0; i < count; i++)
-            rows[i] = (JSAMPROW)(rgb + (size_t)(cinfo.next_scanline + i) * stride);
-        jpeg_write_scanlines(&cinfo, rows, count);
+            rows[i] = (JSAMPROW)(rgb + (size_t)(cinfo->next_scanline + i) * stride);
+        jpeg_write_scanlines(cinfo, rows, count);
     }
-    jpeg_finish_compress(&cinfo);
-    jpeg_destroy_compress(&cinfo);
+    jpeg_finish_compress(cinfo);
+    dr_session_free(s);
     *out = dest->buffer;
     *out_length = (unsigned long)dest->length;
     free(dest);
@@ -540,71 +585,70 @@ void dr_jpeg_free(void *pointer) { free(pointer); }
 
 long dr_jpeg_idct_mismatches(const uint8_t *data, size_t size, int scale_num, uint32_t seed, long blocks,
                              int *components, dr_jpeg_status *status) {
-    struct jpeg_decompress_struct cinfo;
-    dr_error_mgr err;
     dr_status_reset(status);
     *components = 0;
     if (data == NULL || size == 0 || scale_num < 1 || scale_num > 8 || blocks < 0) {
         status->code = DR_JPEG_BAD_ARGUMENT;
         return -1;
     }
-    memset(&cinfo, 0, sizeof(cinfo));
-    dr_install_errors(&err, status);
-    cinfo.err = &err.base;
-    if (setjmp(err.jump)) {
-        status->code = dr_failure_code(&err, &cinfo);
-        jpeg_destroy_decompress(&cinfo);
+    dr_session *const s = dr_session_new(status);
+    if (s == NULL) {
+        status->code = DR_JPEG_NO_MEMORY;
         return -1;
     }
-    jpeg_create_decompress(&cinfo);
-    if (dr_read_header(&cinfo, data, size) != JPEG_HEADER_OK) {
+    struct jpeg_decompress_struct *const cinfo = &s->object.decompress;
+    if (setjmp(s->err.jump)) {
+        status->code = dr_failure_code(&s->err, cinfo);
+        dr_session_free(s);
+        return -1;
+    }
+    jpeg_create_decompress(cinfo);
+    if (dr_read_header(cinfo, data, size) != JPEG_HEADER_OK) {
         status->code = DR_JPEG_CORRUPT;
-        jpeg_destroy_decompress(&cinfo);
+        dr_session_free(s);
         return -1;
     }
-    cinfo.out_color_space = (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK) ? JCS_CMYK : JCS_RGB;
-    cinfo.scale_num = (unsigned int)scale_num;
-    cinfo.scale_denom = 8;
-    jpeg_start_decompress(&cinfo);
+    cinfo->out_color_space = (cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK) ? JCS_CMYK : JCS_RGB;
+    cinfo->scale_num = (unsigned int)scale_num;
+    cinfo->scale_denom = 8;
+    jpeg_start_decompress(cinfo);
     long mismatches = 0;
-    for (int ci = 0; ci < cinfo.num_components; ci++) {
-        const long differing = dr_idct_compare(&cinfo, ci, seed + (uint32_t)ci, blocks, 1);
+    for (int ci = 0; ci < cinfo->num_components; ci++) {
+        const long differing = dr_idct_compare(cinfo, ci, seed + (uint32_t)ci, blocks, 1);
         if (differing < 0) continue;
         *components += 1;
         mismatches += differing;
     }
-    jpeg_abort_decompress(&cinfo);
-    jpeg_destroy_decompress(&cinfo);
+    jpeg_abort_decompress(cinfo);
+    dr_session_free(s);
     return *components > 0 ? mismatches : -1;
 }
 
 long dr_jpeg_fdct_mismatches(int quality, uint32_t seed, long blocks, int random_tables, dr_jpeg_status *status) {
-    struct jpeg_compress_struct cinfo;
-    dr_error_mgr err;
-    unsigned char *buffer = NULL;
-    unsigned long length = 0;
     dr_status_reset(status);
     if (quality < 1 || quality > 100 || blocks < 0) {
         status->code = DR_JPEG_BAD_ARGUMENT;
         return -1;
     }
-    memset(&cinfo, 0, sizeof(cinfo));
-    dr_install_errors(&err, status);
-    cinfo.err = &err.base;
-    if (setjmp(err.jump)) {
-        status->code = DR_JPEG_CORRUPT;
-        jpeg_destroy_compress(&cinfo);
-        free(buffer);
+    dr_session *const s = dr_session_new(status);
+    if (s == NULL) {
+        status->code = DR_JPEG_NO_MEMORY;
         return -1;
     }
-    jpeg_create_compress(&cinfo);
-    jpeg_mem_dest(&cinfo, &buffer, &length);
-    cinfo.image_width = 16;
-    cinfo.image_height = 16;
-    cinfo.input_components = 3;
-    cinfo.in_color_space = JCS_RGB;
-    jpeg_set_defaults(&cinfo);
-    jpeg_set_quality(&cinfo, quality, TRUE);
+    struct jpeg_compress_struct *const cinfo = &s->object.compress;
+    if (setjmp(s->err.jump)) {
+        status->code = DR_JPEG_CORRUPT;
+        dr_session_free(s);
+        return -1;
+    }
+    jpeg_create_compress(cinfo);
+    jpeg_mem_dest(cinfo, &s->memory, &s->memory_length);
+    cinfo->image_width = 16;
+    cinfo->image_height = 16;
+    cinfo->input_components = 3;
+    cinfo->in_color_space = JCS_RGB;
+    jpeg_set_defaults(cinfo);
+    jpeg_set_quality(cinfo, quality, TRUE);
     if (random_tables) {
         uint32_t state = seed ^ 0x5bd1e995u;
         for (int t = 0; t < 2; t++) {
@@ -613,13 +657,12 @@ long dr_jpeg_fdct_mismatches(int quality, uint32_t seed, long blocks, int random
                 state = state * 1664525u + 1013904223u;
                 table[i] = 1 + (state >> 8) % (t == 0 ? 255 : 40);
             }
-            jpeg_add_quant_table(&cinfo, t, table, 100, TRUE);
+            jpeg_add_quant_table(cinfo, t, table, 100, TRUE);
         }
     }
-    jpeg_start_compress(&cinfo, TRUE);
-    const long mismatches = dr_fdct_compare(&cinfo, seed, blocks);
-    jpeg_abort_compress(&cinfo);
-    jpeg_destroy_compress(&cinfo);
-    free(buffer);
+    jpeg_start_compress(cinfo, TRUE);
+    const long mismatches = dr_fdct_compare(cinfo, seed, blocks);
+    jpeg_abort_compress(cinfo);
+    dr_session_free(s);
     return mismatches;
 }
