@@ -46,6 +46,20 @@ typedef struct {
 } dr_png_reader;
 
 /*
+ * The reader on the heap, made by the public functions around the ones that call setjmp: the
+ * callbacks change it between setjmp and longjmp, and C leaves an automatic object so changed
+ * indeterminate after the jump (an optimising compiler may read it as it was at the setjmp).
+ */
+static dr_png_reader *dr_reader_new(const uint8_t *data, size_t size, dr_png_status *status) {
+    dr_png_reader *reader = calloc(1, sizeof(*reader));
+    if (reader == NULL) return NULL;
+    reader->data = data;
+    reader->size = size;
+    reader->status = status;
+    return reader;
+}
+
+/*
  * libpng reads image data in blocks of up to 8 KiB of the IDAT chunk's declared length, so a
  * file whose last IDAT chunk claims more bytes than it has (but whose compressed stream is
  * complete) would fail though every pixel is there. Past the end the reader hands out zeros:
@@ -168,9 +182,8 @@ static void dr_fill_info(png_structp png, png_infop info_ptr, dr_png_info *info)
                       png_get_valid(png, info_ptr, PNG_INFO_tRNS) != 0;
 }
 
-int dr_png_probe(const uint8_t *data, size_t size, uint64_t pixel_limit,
-                 dr_png_info *info, dr_png_status *status) {
-    dr_png_reader reader = {data, size, 0, 0, 0, 0, 0, 0, status};
+static int dr_png_probe_with(dr_png_reader *reader, const uint8_t *data, size_t size, uint64_t pixel_limit,
+                             dr_png_info *info, dr_png_status *status) {
     png_structp png = NULL;
     png_infop info_ptr = NULL;
 
@@ -180,7 +193,7 @@ int dr_png_probe(const uint8_t *data, size_t size, uint64_t pixel_limit,
     status->code = dr_precheck(data, size, pixel_limit, info, status);
     if (status->code != DR_PNG_OK) return status->code;
 
-    png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &reader, dr_png_error, dr_png_warning);
+    png = png_create_read_struct(PNG_LIBPNG_VER_STRING, reader, dr_png_error, dr_png_warning);
     if (png == NULL) return status->code = DR_PNG_NO_MEMORY;
     info_ptr = png_create_info_struct(png);
     if (info_ptr == NULL) {
@@ -188,15 +201,27 @@ int dr_png_probe(const uint8_t *data, size_t size, uint64_t pixel_limit,
         return status->code = DR_PNG_NO_MEMORY;
     }
     if (setjmp(png_jmpbuf(png))) {
-        status->code = reader.past_deadline ? DR_PNG_PAST_DEADLINE : reader.padded ? DR_PNG_TRUNCATED : DR_PNG_CORRUPT;
+        status->code = reader->past_deadline ? DR_PNG_PAST_DEADLINE : reader->padded ? DR_PNG_TRUNCATED : DR_PNG_CORRUPT;
         png_destroy_read_struct(&png, &info_ptr, NULL);
         return status->code;
     }
-    dr_configure(png, &reader, pixel_limit);
+    dr_configure(png, reader, pixel_limit);
     png_read_info(png, info_ptr);
     dr_fill_info(png, info_ptr, info);
     png_destroy_read_struct(&png, &info_ptr, NULL);
     return status->code;
+}
+
+int dr_png_probe(const uint8_t *data, size_t size, uint64_t pixel_limit,
+                 dr_png_info *info, dr_png_status *status) {
+    dr_png_reader *const reader = dr_reader_new(data, size, status);
+    if (reader == NULL) {
+        dr_status_reset(status);
+        return status->code = DR_PNG_NO_MEMORY;
+    }
+    const int code = dr_png_probe_with(reader, data, size, pixel_limit, info, status);
+    free(reader);
+    return code;
 }
 
 /* Composites RGBA over the background into packed RGB, in place (the output never overtakes). */
@@ -230,9 +255,8 @@ static int dr_png_finish(png_structp *png, png_infop *info_ptr, uint8_t *pixels,
     return DR_PNG_OK;
 }
 
-int dr_png_decode(const uint8_t *data, size_t size, uint64_t pixel_limit, uint32_t background_rgb,
-                  dr_png_info *info, dr_png_image *image, dr_png_status *status) {
-    dr_png_reader reader = {data, size, 0, 0, 0, 0, 0, 0, status};
+static int dr_png_decode_with(dr_png_reader *reader, const uint8_t *data, size_t size, uint64_t pixel_limit,
+                              uint32_t background_rgb, dr_png_info *info, dr_png_image *image, dr_png_status *status) {
     png_structp png = NULL;
     png_infop info_ptr = NULL;
     uint8_t *volatile pixels = NULL;
@@ -246,7 +270,7 @@ int dr_png_decode(const uint8_t *data, size_t size, uint64_t pixel_limit, uint32
     status->code = dr_precheck(data, size, pixel_limit, info, status);
     if (status->code != DR_PNG_OK) return status->code;
 
-    png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &reader, dr_png_error, dr_png_warning);
+    png = png_create_read_struct(PNG_LIBPNG_VER_STRING, reader, dr_png_error, dr_png_warning);
     if (png == NULL) return status->code = DR_PNG_NO_MEMORY;
     info_ptr = png_create_info_struct(png);
     if (info_ptr == NULL) {
@@ -254,19 +278,19 @@ int dr_png_decode(const uint8_t *data, size_t size, uint64_t pixel_limit, uint32
         return status->code = DR_PNG_NO_MEMORY;
     }
     if (setjmp(png_jmpbuf(png))) {
-        if (reader.complete) {
+        if (reader->complete) {
             /* Stopped after the last row (a final IDAT chunk that claims more bytes than the file has). */
             status->message[0] = 0;
             return dr_png_finish(&png, &info_ptr, pixels, rows, icc, background_rgb, image, status);
         }
-        status->code = reader.past_deadline ? DR_PNG_PAST_DEADLINE : reader.padded ? DR_PNG_TRUNCATED : DR_PNG_CORRUPT;
+        status->code = reader->past_deadline ? DR_PNG_PAST_DEADLINE : reader->padded ? DR_PNG_TRUNCATED : DR_PNG_CORRUPT;
         free(pixels);
         free(rows);
         free(icc);
         png_destroy_read_struct(&png, &info_ptr, NULL);
         return status->code;
     }
-    dr_configure(png, &reader, pixel_limit);
+    dr_configure(png, reader, pixel_limit);
     png_read_info(png, info_ptr);
     dr_fill_info(png, info_ptr, info);
     /*
@@ -307,12 +331,24 @@ int dr_png_decode(const uint8_t *data, size_t size, uint64_t pixel_limit, uint32
     /* Row by row (as png_read_image does) so that the reader knows when the last row is read. */
     for (int pass = 0; pass < passes; pass++) {
         for (size_t y = 0; y < height; y++) {
-            if (pass == passes - 1 && y == height - 1) reader.final_row = 1;
+            if (pass == passes - 1 && y == height - 1) reader->final_row = 1;
             png_read_row(png, rows[y], NULL);
         }
     }
     /* png_read_end is not called: chunks after the image data carry nothing rendering needs. */
     return dr_png_finish(&png, &info_ptr, pixels, rows, icc, background_rgb, image, status);
+}
+
+int dr_png_decode(const uint8_t *data, size_t size, uint64_t pixel_limit, uint32_t background_rgb,
+                  dr_png_info *info, dr_png_image *image, dr_png_status *status) {
+    dr_png_reader *const reader = dr_reader_new(data, size, status);
+    if (reader == NULL) {
+        dr_status_reset(status);
+        return status->code = DR_PNG_NO_MEMORY;
+    }
+    const int code = dr_png_decode_with(reader, data, size, pixel_limit, background_rgb, info, image, status);
+    free(reader);
+    return code;
 }
 
 void dr_png_free(void *pointer) { free(pointer); }
