@@ -66,6 +66,7 @@ final class WatchedConnection: @unchecked Sendable {
     /// The answer, or a `PostgresError.unreachable` when the connection closes first or nothing
     /// comes by `deadline` (the connection is then closed: what it was doing is unknown).
     func wait(_ answer: Answer, deadline: Date) throws(PostgresError) -> PostgresQueryResult {
+        let waited = max(0, deadline.timeIntervalSinceNow)
         let waiter = Pending()
         lock.lock()
         if let reason = closedReason {
@@ -83,10 +84,9 @@ final class WatchedConnection: @unchecked Sendable {
         if result != nil { lastUsed = Date() }
         lock.unlock()
         guard let result else {
-            let seconds = max(0, deadline.timeIntervalSinceNow)
             closed("no answer within the deadline")
             connection.closeKeepingAlive()
-            throw .unreachable(location, reason: "PostgreSQL did not answer within its deadline (\(Self.format(seconds))); the connection was dropped")
+            throw .unreachable(location, reason: "PostgreSQL did not answer within its deadline (\(Self.format(waited))); the connection was dropped")
         }
         switch result {
         case .success(let value):
