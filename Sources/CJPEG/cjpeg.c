@@ -123,6 +123,14 @@ static void dr_install_errors(dr_error_mgr *err, dr_jpeg_status *status) {
  * over the pixel limit. Each function reaches them through a pointer set before its setjmp and
  * never changed, which the jump leaves intact.
  */
+/* A growing in-memory destination owned by this file, so every path knows the live buffer. */
+typedef struct {
+    struct jpeg_destination_mgr pub;
+    uint8_t *buffer;
+    size_t capacity;
+    size_t length;
+} dr_memory_destination;
+
 typedef struct {
     /* Both of libjpeg's objects begin with its common fields, which jpeg_destroy reads. */
     union {
@@ -131,6 +139,8 @@ typedef struct {
         struct jpeg_compress_struct compress;
     } object;
     dr_error_mgr err;
+    /* dr_jpeg_encode's output, handed to the caller (dr_session_free leaves its buffer). */
+    dr_memory_destination destination;
     /* jpeg_mem_dest's buffer, for a function that writes there. */
     unsigned char *memory;
     unsigned long memory_length;
@@ -269,6 +279,16 @@ static int dr_refuse_precision(const uint8_t *data, size_t size, uint64_t pixel_
     return 1;
 }
 
+/* A decode's session, or NULL with the status set: a frame header of other than 8-bit samples
+ * is refused before libjpeg sees it (dr_refuse_precision). */
+static dr_session *dr_decode_session(const uint8_t *data, size_t size, uint64_t pixel_limit, dr_jpeg_info *info,
+                                     dr_jpeg_status *status) {
+    if (dr_refuse_precision(data, size, pixel_limit, info, status)) return NULL;
+    dr_session *s = dr_session_new(status);
+    if (s == NULL) status->code = DR_JPEG_NO_MEMORY;
+    return s;
+}
+
 static int dr_read_header(struct jpeg_decompress_struct *cinfo, const uint8_t *data, size_t size) {
     jpeg_mem_src(cinfo, data, (unsigned long)size);
     jpeg_save_markers(cinfo, JPEG_APP0 + 2, 0xFFFF); /* ICC profile chunks */
@@ -285,12 +305,8 @@ int dr_jpeg_probe(const uint8_t *data, size_t size, uint64_t pixel_limit,
         status->code = DR_JPEG_BAD_ARGUMENT;
         return status->code;
     }
-    if (dr_refuse_precision(data, size, pixel_limit, info, status)) return status->code;
-    dr_session *const s = dr_session_new(status);
-    if (s == NULL) {
-        status->code = DR_JPEG_NO_MEMORY;
-        return status->code;
-    }
+    dr_session *const s = dr_decode_session(data, size, pixel_limit, info, status);
+    if (s == NULL) return status->code;
     struct jpeg_decompress_struct *const cinfo = &s->object.decompress;
     if (setjmp(s->err.jump)) {
         status->code = dr_decode_failure(s, pixel_limit, info);
@@ -347,12 +363,8 @@ int dr_jpeg_decode(const uint8_t *data, size_t size, int scale_num, uint64_t pix
         status->code = DR_JPEG_BAD_ARGUMENT;
         return status->code;
     }
-    if (dr_refuse_precision(data, size, pixel_limit, info, status)) return status->code;
-    dr_session *const s = dr_session_new(status);
-    if (s == NULL) {
-        status->code = DR_JPEG_NO_MEMORY;
-        return status->code;
-    }
+    dr_session *const s = dr_decode_session(data, size, pixel_limit, info, status);
+    if (s == NULL) return status->code;
     struct jpeg_decompress_struct *const cinfo = &s->object.decompress;
     if (setjmp(s->err.jump)) {
         status->code = dr_decode_failure(s, pixel_limit, info);
@@ -475,14 +487,6 @@ int dr_jpeg_decode(const uint8_t *data, size_t size, int scale_num, uint64_t pix
     return DR_JPEG_OK;
 }
 
-/* A growing in-memory destination owned by this file, so every path knows the live buffer. */
-typedef struct {
-    struct jpeg_destination_mgr pub;
-    uint8_t *buffer;
-    size_t capacity;
-    size_t length;
-} dr_memory_destination;
-
 static void dr_destination_init(j_compress_ptr cinfo) {
     dr_memory_destination *dest = (dr_memory_destination *)cinfo->dest;
     dest->pub.next_output_byte = dest->buffer;
@@ -509,8 +513,6 @@ static void dr_destination_term(j_compress_ptr cinfo) {
 int dr_jpeg_encode(const uint8_t *rgb, int width, int height, size_t stride, int quality,
                    int progressive, int optimize, const uint8_t *icc, unsigned int icc_length,
                    uint8_t **out, unsigned long *out_length, dr_jpeg_status *status) {
-    dr_memory_destination *dest = NULL;
-
     dr_status_reset(status);
     *out = NULL;
     *out_length = 0;
@@ -518,18 +520,18 @@ int dr_jpeg_encode(const uint8_t *rgb, int width, int height, size_t stride, int
         status->code = DR_JPEG_BAD_ARGUMENT;
         return status->code;
     }
-    /* On the heap: the struct changes between setjmp and a longjmp, its address does not. */
-    dest = calloc(1, sizeof(*dest));
-    if (dest == NULL) {
+    dr_session *const s = dr_session_new(status);
+    if (s == NULL) {
         status->code = DR_JPEG_NO_MEMORY;
         return status->code;
     }
+    dr_memory_destination *const dest = &s->destination;
     /* A first guess of the compressed size: a tenth of the raw pixels, at least 64 KiB. */
     dest->capacity = (size_t)width * (size_t)height * 3 / 10;
     if (dest->capacity < 65536) dest->capacity = 65536;
     dest->buffer = malloc(dest->capacity);
     if (dest->buffer == NULL) {
-        free(dest);
+        dr_session_free(s);
         status->code = DR_JPEG_NO_MEMORY;
         return status->code;
     }
@@ -537,19 +539,11 @@ int dr_jpeg_encode(const uint8_t *rgb, int width, int height, size_t stride, int
     dest->pub.empty_output_buffer = dr_destination_grow;
     dest->pub.term_destination = dr_destination_term;
 
-    dr_session *const s = dr_session_new(status);
-    if (s == NULL) {
-        free(dest->buffer);
-        free(dest);
-        status->code = DR_JPEG_NO_MEMORY;
-        return status->code;
-    }
     struct jpeg_compress_struct *const cinfo = &s->object.compress;
     if (setjmp(s->err.jump)) {
         status->code = s->err.base.msg_code == JERR_OUT_OF_MEMORY ? DR_JPEG_NO_MEMORY : DR_JPEG_CORRUPT;
-        dr_session_free(s);
         free(dest->buffer);
-        free(dest);
+        dr_session_free(s);
         return status->code;
     }
     jpeg_create_compress(cinfo);
@@ -574,10 +568,9 @@ int dr_jpeg_encode(const uint8_t *rgb, int width, int height, size_t stride, int
         jpeg_write_scanlines(cinfo, rows, count);
     }
     jpeg_finish_compress(cinfo);
-    dr_session_free(s);
     *out = dest->buffer;
     *out_length = (unsigned long)dest->length;
-    free(dest);
+    dr_session_free(s);
     return DR_JPEG_OK;
 }
 
